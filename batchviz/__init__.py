@@ -1,0 +1,28 @@
+"""batchviz: on-the-fly operation batching for dynamic computation graphs, made visible.
+
+Write the naive per-instance computation; batchviz builds the graph lazily, groups nodes by
+signature, schedules them into batches (none / depth / agenda, or your own strategy) and
+runs each batch as one kernel, forward and backward (Neubig, Goldberg & Dyer, 2017).
+"""
+from .backend import get_backend, get_dtype, set_backend, set_dtype
+from .errors import (BackendError, BatchvizError, GraphFinishedError, GraphMismatchError,
+                     ScheduleError, ShapeError)
+from .execute import last_run_stats
+from .expression import Expression
+from .graph import Graph, current_graph, new_graph
+from .model import LookupParameters, Model, Parameters
+from .ops.api import *  # noqa: F401,F403
+from .ops.api import __all__ as _op_names
+from .schedule import PendingView, Strategy, register_strategy, validate_schedule
+
+renew_cg = new_graph  # DyNet's name
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Model", "Parameters", "LookupParameters", "Graph", "new_graph", "renew_cg",
+    "current_graph", "Expression", "Strategy", "PendingView", "register_strategy",
+    "validate_schedule", "set_backend", "get_backend", "set_dtype", "get_dtype",
+    "last_run_stats", "BatchvizError", "ShapeError", "GraphFinishedError",
+    "GraphMismatchError", "BackendError", "ScheduleError",
+] + list(_op_names)

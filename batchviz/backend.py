@@ -1,0 +1,121 @@
+"""The array backend: which array library (``xp``) the kernels run on, and the float dtype.
+
+All kernels are written once against the NumPy API and receive the namespace ``xp`` as an
+argument, so that the same code runs on NumPy (CPU) and CuPy (GPU). This module is the only
+place that decides which one it is.
+
+Select CuPy with ``bv.set_backend("cupy")`` or the environment variable
+``BATCHVIZ_BACKEND=cupy``. float32 is the default dtype; ``bv.set_dtype(np.float64)`` is what
+the gradient checks use.
+"""
+from __future__ import annotations
+
+import os
+import weakref
+
+import numpy as np
+
+from .errors import BackendError
+
+_VALID_BACKENDS = ("numpy", "cupy")
+
+
+class _State:
+    xp = np
+    name = "numpy"
+    dtype = np.dtype(np.float32)
+    # Models register here so that set_dtype/set_backend can convert existing parameters.
+    models: "weakref.WeakSet" = weakref.WeakSet()
+    # Counts of host<->device transfers made by batchviz itself (always 0 on NumPy).
+    host_to_device = 0
+    device_to_host = 0
+
+
+state = _State()
+
+
+def _load_cupy():
+    try:
+        import cupy  # noqa: F401
+    except Exception as exc:  # ImportError, or CUDA libraries missing
+        raise BackendError(
+            "backend 'cupy' was requested but CuPy could not be imported "
+            f"({type(exc).__name__}: {exc}). Install it with `pip install batchviz[gpu]` "
+            "(cupy-cuda12x) on a machine with an NVIDIA GPU, or use the default 'numpy' backend."
+        ) from exc
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        raise BackendError(f"backend 'cupy' was requested but no CUDA device is usable: {exc}") from exc
+    if n < 1:
+        raise BackendError("backend 'cupy' was requested but no CUDA device was found")
+    return cupy
+
+
+def set_backend(name: str) -> None:
+    """Run all following graphs on ``"numpy"`` (default) or ``"cupy"``.
+
+    Existing models' parameters are moved to the new backend."""
+    if name not in _VALID_BACKENDS:
+        raise ValueError(f"unknown backend {name!r}; valid backends are {', '.join(_VALID_BACKENDS)}")
+    xp = np if name == "numpy" else _load_cupy()
+    old = state.xp
+    state.xp, state.name = xp, name
+    if old is not xp:
+        for model in list(state.models):
+            model._convert(xp, state.dtype)
+
+
+def get_backend() -> str:
+    """The name of the current backend: ``"numpy"`` or ``"cupy"``."""
+    return state.name
+
+
+def set_dtype(dtype) -> None:
+    """Use ``dtype`` (float32 or float64) for parameters, inputs and all computation.
+
+    Existing models' parameters are converted, so the whole program stays in one dtype."""
+    dt = np.dtype(dtype)
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(f"dtype must be float32 or float64, got {dt}")
+    state.dtype = dt
+    for model in list(state.models):
+        model._convert(state.xp, dt)
+
+
+def get_dtype() -> np.dtype:
+    """The current float dtype."""
+    return state.dtype
+
+
+def to_device(array):
+    """A host (NumPy) array as an array of the current backend, in the current dtype."""
+    if state.xp is np:
+        return np.asarray(array, dtype=state.dtype)
+    state.host_to_device += 1
+    return state.xp.asarray(np.asarray(array, dtype=state.dtype))
+
+
+def to_device_index(array):
+    """An integer index array on the current backend (gathers and scatters need them there)."""
+    if state.xp is np:
+        return array
+    state.host_to_device += 1
+    return state.xp.asarray(array)
+
+
+def to_numpy(array) -> np.ndarray:
+    """A backend array as a NumPy array (a device-to-host copy on CuPy, counted)."""
+    if isinstance(array, np.ndarray):
+        return array
+    state.device_to_host += 1
+    return array.get()
+
+
+def _init_from_environment() -> None:
+    name = os.environ.get("BATCHVIZ_BACKEND", "").strip().lower()
+    if name:
+        set_backend(name)
+
+
+_init_from_environment()

@@ -1,0 +1,31 @@
+"""Exceptions raised by batchviz.
+
+Every error names what was wrong (the op, the shapes, the strategy name, ...) and is raised
+while the user's own line is on the stack: shapes are checked when a node is *built*, not
+later when the lazy graph runs, so the traceback points at the line that made the mistake.
+"""
+
+
+class BatchvizError(Exception):
+    """Base class of every error batchviz raises on purpose."""
+
+
+class ShapeError(BatchvizError, ValueError):
+    """An op was given arguments whose shapes it cannot combine."""
+
+
+class GraphFinishedError(BatchvizError, RuntimeError):
+    """An expression of a graph that has been finished (a newer graph replaced it)."""
+
+
+class GraphMismatchError(BatchvizError, ValueError):
+    """Expressions from two different graphs were combined in one op."""
+
+
+class BackendError(BatchvizError, RuntimeError):
+    """The requested array backend (CuPy) or device is not available."""
+
+
+class ScheduleError(BatchvizError, RuntimeError):
+    """A strategy returned a schedule that is not valid (missing nodes, broken dependencies,
+    batches mixing signatures)."""

@@ -1,0 +1,3 @@
+"""The executor: runs schedules forward and backward over contiguous memory."""
+from .executor import BatchRecord, run_backward, run_forward  # noqa: F401
+from .stats import PassStats, RunStats, last_run_stats  # noqa: F401

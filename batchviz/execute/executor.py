@@ -1,0 +1,216 @@
+"""Running a schedule: batched forward, then batched backward over the same batches.
+
+Forward, for every batch of the schedule: gather each argument position into one block (a
+view when possible, §3.3), call the op's kernel once for the whole batch (§3.3
+"single -> batch node conversion": ``W @ h_1 ... W @ h_n`` becomes ``W @ H``), and write the
+outputs into the batch's contiguous segment of the arena.
+
+Backward walks the same batches in reverse: the gradient of a batch's outputs is one
+contiguous segment of the gradient arena, the op's backward kernel runs once, and each
+argument's gradient is added back where the argument lives (through the view, or scattered
+through the gather's index).
+"""
+from __future__ import annotations
+
+import time
+
+from ..backend import state
+from ..ops.leaves import SparseRows
+from ..schedule import PendingView, validate_schedule
+from .memory import COPY, SHARED, STACK, VIEW, Memory, size_of
+from .stats import PassStats, RunStats, set_last
+
+
+class BatchRecord:
+    """One executed batch: what the backward pass and the traces need to know."""
+
+    __slots__ = ("index", "sig", "op", "nodes", "attrs", "arena", "start", "stop", "ins",
+                 "out", "sources", "needs", "requires_grad", "shape")
+
+    def __repr__(self) -> str:
+        kinds = ",".join(s[0] for s in self.sources)
+        return f"<batch {self.index}: {self.op.name} x{len(self.nodes)} args[{kinds}]>"
+
+
+def run_forward(graph) -> None:
+    """Schedule the pending nodes of ``graph`` with its strategy and compute them."""
+    t0 = time.perf_counter()
+    view = PendingView(graph)
+    batches = graph.strategy.schedule(view)
+    if not getattr(graph.strategy, "trusted", False):
+        batches = validate_schedule(view, batches)
+    t1 = time.perf_counter()
+    if graph.tracer is not None:
+        graph.tracer.on_schedule(graph, view, batches)
+
+    if graph.memory is None:
+        graph.memory = Memory(graph)
+    mem = graph.memory
+    mem.grow(len(graph.ops))
+    stats = PassStats(nodes=len(view.nodes), schedule_seconds=t1 - t0)
+
+    # Lay the batches out one after another: each batch's outputs are one segment.
+    shapes, address = graph.shapes, mem.address
+    next_free = mem.next_address
+    for batch in batches:
+        for i in batch:
+            address[i] = next_free
+            next_free += size_of(shapes[i])
+    arena_index, base, arena = mem.new_arena(next_free - mem.next_address)
+
+    for batch in batches:
+        _forward_batch(graph, mem, batch, arena_index, base, arena, stats)
+    graph.n_evaluated = len(graph.ops)
+    stats.seconds = time.perf_counter() - t0
+    graph.last_stats = RunStats(graph.strategy.name, forward=stats)
+    set_last(graph.last_stats)
+
+
+def _forward_batch(graph, mem, batch, arena_index, base, arena, stats) -> None:
+    xp = state.xp
+    first = batch[0]
+    info = graph.sigtab[graph.sigs[first]]
+    op = info.op
+    n = len(batch)
+    shapes, all_args, batch_of = graph.shapes, graph.args, mem.batch_of
+    records = mem.records
+
+    rec = BatchRecord()
+    rec.index = len(records)
+    rec.sig, rec.op, rec.nodes = graph.sigs[first], op, batch
+    rec.attrs = [graph.attrs[i] for i in batch]
+    rec.shape = shapes[first]
+    elementwise = op.elementwise
+    out_sizes = [size_of(shapes[i]) for i in batch] if elementwise else size_of(rec.shape)
+    if elementwise and all(s == out_sizes[0] for s in out_sizes):
+        out_sizes = out_sizes[0]
+
+    ins, sources, needs = [], [], []
+    requires_grad = bool(info.shared)
+    shared = info.shared
+    for j in range(len(all_args[first])):
+        if j in shared:
+            node = all_args[first][j]
+            ins.append(graph.param_of_node[node]._array)
+            sources.append((SHARED, node))
+            needs.append(True)
+            continue
+        nodes = [all_args[i][j] for i in batch]
+        arg_shape = shapes[nodes[0]]
+        sizes = out_sizes if elementwise else size_of(arg_shape)
+        block, source = mem.gather(graph, nodes, sizes, stats)
+        kind = source[0]
+        if kind == VIEW:
+            src_batches = (batch_of[nodes[0]],)
+        else:
+            src_batches = tuple({batch_of[a] for a in nodes})
+        need = any(b < 0 or records[b].requires_grad for b in src_batches)
+        source = source + (src_batches,)
+        ins.append(block if elementwise else block.reshape((n,) + arg_shape))
+        sources.append(source)
+        needs.append(need)
+        requires_grad = requires_grad or need
+
+    result = op.forward(xp, ins, rec.attrs, n)
+    start = mem.address[first] - base
+    total = n * out_sizes if isinstance(out_sizes, int) else sum(out_sizes)
+    out = arena[start:start + total]
+    out[...] = result.reshape(-1)
+    rec.arena, rec.start, rec.stop = arena_index, start, start + total
+    rec.ins, rec.sources, rec.needs = ins, sources, needs
+    rec.out = out if elementwise else out.reshape((n,) + rec.shape)
+    rec.requires_grad = requires_grad
+    for i in batch:
+        batch_of[i] = rec.index
+    records.append(rec)
+    stats.batches += 1
+    if graph.tracer is not None:
+        graph.tracer.on_batch(graph, rec)
+
+
+def run_backward(graph, loss: int) -> None:
+    """Accumulate d(loss)/d(parameter) into every parameter's gradient."""
+    t0 = time.perf_counter()
+    xp = state.xp
+    mem = graph.memory
+    stats = PassStats(nodes=len(graph.ops))
+    grads = [xp.zeros_like(arena) for _, arena in mem.arenas]
+    records = mem.records
+    reached = bytearray(len(records))
+    if mem.address[loss] < 0:
+        return  # the "loss" is a parameter: nothing to propagate
+    k = mem.arena_of(mem.address[loss])
+    grads[k][mem.address[loss] - mem.arenas[k][0]] = 1.0
+    reached[mem.batch_of[loss]] = 1
+
+    for rec in reversed(records):
+        if not reached[rec.index] or not rec.requires_grad:
+            continue
+        g = grads[rec.arena][rec.start:rec.stop]
+        if not rec.op.elementwise:
+            g = g.reshape(rec.out.shape)
+        arg_grads = rec.op.backward(xp, rec.ins, rec.out, g, rec.attrs, len(rec.nodes), rec.needs)
+        stats.batches += 1
+        for source, need, grad in zip(rec.sources, rec.needs, arg_grads):
+            if not need or grad is None:
+                continue
+            _accumulate(graph, mem, grads, reached, source, grad, stats)
+    stats.seconds = time.perf_counter() - t0
+    if graph.last_stats is None:
+        graph.last_stats = RunStats(graph.strategy.name)
+    graph.last_stats.backward = stats
+    set_last(graph.last_stats)
+
+
+def _accumulate(graph, mem, grads, reached, source, grad, stats) -> None:
+    """Add one argument position's gradient to where the arguments live."""
+    kind = source[0]
+    if kind == SHARED:
+        target = graph.param_of_node[source[1]].grad_array()
+        if isinstance(grad, SparseRows):
+            scatter_add(target, grad.rows, grad.values)
+        else:
+            target += grad
+        return
+    flat = grad.reshape(-1)
+    for b in source[-1]:  # the batches that computed these arguments now have a gradient
+        if b >= 0:
+            reached[b] = 1
+    if kind == VIEW:
+        _, k, start, length, _ = source
+        grads[k][start:start + length] += flat
+        return
+    if kind == COPY:
+        _, k, index, unique, _ = source
+        if unique:
+            grads[k][index] += flat
+        else:
+            scatter_add(grads[k], index, flat)
+        stats.copies += 1
+        return
+    # STACK: node by node (parameters, or arguments from several runs)
+    offset = 0
+    for node in source[1]:
+        size = size_of(graph.shapes[node])
+        piece = flat[offset:offset + size]
+        offset += size
+        address = mem.address[node]
+        if address < 0:
+            param = graph.param_of_node[node]
+            param.grad_array()[...] += piece.reshape(param.shape)
+        else:
+            k = mem.arena_of(address)
+            start = address - mem.arenas[k][0]
+            grads[k][start:start + size] += piece
+    stats.copies += 1
+
+
+def scatter_add(target, index, values) -> None:
+    """``target[index] += values`` where ``index`` may repeat (one fused kernel)."""
+    xp = state.xp
+    if xp.__name__ == "numpy":
+        xp.add.at(target, index, values)
+    else:  # CuPy
+        import cupyx
+
+        cupyx.scatter_add(target, index, values)

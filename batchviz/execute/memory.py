@@ -1,0 +1,126 @@
+"""Where node values live: arenas of contiguous memory, and the gathers that read them.
+
+Every run allocates one flat *arena* for the nodes it computes, and gives each batch one
+contiguous segment of it, in schedule order (the paper's §3.3). A node's *address* is its
+offset in a virtual address space that all arenas of a graph share, so one integer tells
+both which arena and where.
+
+When a batch's argument nodes are consecutive in one arena and in batch order, the kernel
+reads them as a *view*: no copy. Otherwise one gather kernel ``arena[index]`` copies them
+into a contiguous block (the paper's App. B "sparse-to-dense" copy); the backward pass
+scatters gradients back through the same index ("dense-to-sparse").
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..backend import state, to_device_index
+
+_SIZES: dict[tuple, int] = {}
+
+
+def size_of(shape: tuple) -> int:
+    size = _SIZES.get(shape)
+    if size is None:
+        size = 1
+        for d in shape:
+            size *= d
+        _SIZES[shape] = size
+    return size
+
+
+# How a batch obtained one argument position (kept for backward and for traces):
+SHARED, VIEW, COPY, STACK = "shared", "view", "copy", "stack"
+
+
+class Memory:
+    """Node addresses, arenas, and which batch computed each node."""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.address: list[int] = []     # per node; -1 for parameters (they live in the model)
+        self.batch_of: list[int] = []    # per node: index of its BatchRecord; -1 for parameters
+        self.arenas: list[tuple[int, object]] = []  # (base address, flat array)
+        self.next_address = 0
+        self.records: list = []          # BatchRecords, in execution order
+
+    def grow(self, n_nodes: int) -> None:
+        missing = n_nodes - len(self.address)
+        if missing > 0:
+            self.address.extend([-1] * missing)
+            self.batch_of.extend([-1] * missing)
+
+    def new_arena(self, size: int):
+        base = self.next_address
+        arena = state.xp.empty(size, dtype=state.dtype)
+        self.arenas.append((base, arena))
+        self.next_address = base + size
+        return len(self.arenas) - 1, base, arena
+
+    def arena_of(self, address: int) -> int:
+        arenas = self.arenas
+        if len(arenas) == 1 or address >= arenas[-1][0]:
+            return len(arenas) - 1
+        lo, hi = 0, len(arenas) - 1
+        while lo < hi:  # last arena whose base <= address
+            mid = (lo + hi + 1) // 2
+            if arenas[mid][0] <= address:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def flat_value(self, graph, node: int):
+        """The node's value as a flat view (parameters: the parameter's own array)."""
+        address = self.address[node]
+        if address < 0:
+            return graph.param_of_node[node]._array.reshape(-1)
+        base, arena = self.arenas[self.arena_of(address)]
+        offset = address - base
+        return arena[offset:offset + size_of(graph.shapes[node])]
+
+    def value(self, node: int):
+        """The node's value, in its shape (a view; callers copy before handing it out)."""
+        return self.flat_value(self.graph, node).reshape(self.graph.shapes[node])
+
+    def gather(self, graph, nodes: list, sizes, stats):
+        """The flat concatenation of ``nodes``' values, and how it was obtained.
+
+        ``sizes`` is one int when all nodes have the same size, else a list. Returns
+        ``(array, (kind, ...))`` where kind is VIEW (no copy), COPY (one gather kernel) or
+        STACK (the slow path: parameters or several arenas involved)."""
+        address = self.address
+        locs = [address[a] for a in nodes]
+        lo = min(locs)
+        hi = max(locs)
+        k = self.arena_of(lo) if lo >= 0 else -1
+        if lo < 0 or self.arena_of(hi) != k:
+            pieces = [self.flat_value(graph, a) for a in nodes]
+            block = state.xp.concatenate(pieces)
+            stats.copies += 1
+            stats.bytes_copied += block.nbytes
+            return block, (STACK, nodes)
+        base, arena = self.arenas[k]
+        first = locs[0]
+        n = len(nodes)
+        if isinstance(sizes, int):
+            if locs == list(range(first, first + n * sizes, sizes)):
+                stats.copies_avoided += 1
+                return arena[first - base:first - base + n * sizes], (VIEW, k, first - base, n * sizes)
+            index = ((np.asarray(locs, dtype=np.int64) - base)[:, None]
+                     + np.arange(sizes, dtype=np.int64)).reshape(-1)
+        else:
+            ends = np.cumsum(sizes)
+            starts = np.asarray(locs, dtype=np.int64)
+            if np.array_equal(starts[1:], starts[:-1] + np.asarray(sizes[:-1])):
+                stats.copies_avoided += 1
+                return arena[first - base:first - base + int(ends[-1])], (VIEW, k, first - base, int(ends[-1]))
+            total = int(ends[-1])
+            index = (np.repeat(starts - base - (ends - sizes), sizes)
+                     + np.arange(total, dtype=np.int64))
+        unique = len(set(nodes)) == n
+        index = to_device_index(index)
+        block = arena[index]
+        stats.copies += 1
+        stats.bytes_copied += block.nbytes
+        return block, (COPY, k, index, unique)

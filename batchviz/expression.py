@@ -1,0 +1,202 @@
+"""Expression: the user's handle on one node of a lazy graph, with operator overloading.
+
+An Expression is two fields, ``graph`` and ``node`` (its creation-order id); all node data
+lives in the graph's parallel lists. Parameters support the same operators, so ``W @ h``
+works whether ``W`` is a model parameter or an expression.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .errors import BatchvizError, GraphMismatchError
+
+
+class Operators:
+    """Operator overloading shared by Expression and Parameters.
+
+    ``+ - @`` between expressions, ``*`` and ``/`` by a Python number (``*`` between two
+    expressions is element-wise, like ``bv.cmult``), unary ``-``, ``x[i]`` (pick) and
+    ``x[a:b]`` (pick_range)."""
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        from .ops import api
+        if isinstance(other, numbers.Real):
+            return api.shift(self, other)
+        return api.add(self, other)
+
+    def __radd__(self, other):
+        from .ops import api
+        if isinstance(other, numbers.Real):
+            return api.shift(self, other)
+        return api.add(other, self)
+
+    def __sub__(self, other):
+        from .ops import api
+        if isinstance(other, numbers.Real):
+            return api.shift(self, -other)
+        return api.sub(self, other)
+
+    def __rsub__(self, other):
+        from .ops import api
+        if isinstance(other, numbers.Real):
+            return api.shift(api.neg(self), other)
+        return api.sub(other, self)
+
+    def __mul__(self, other):
+        from .ops import api
+        if isinstance(other, numbers.Real):
+            return api.scale(self, other)
+        return api.cmult(self, other)
+
+    def __rmul__(self, other):
+        from .ops import api
+        if isinstance(other, numbers.Real):
+            return api.scale(self, other)
+        return api.cmult(other, self)
+
+    def __truediv__(self, other):
+        from .ops import api
+        if isinstance(other, numbers.Real):
+            if other == 0:
+                raise ZeroDivisionError("division of an expression by zero")
+            return api.scale(self, 1.0 / other)
+        return api.cdiv(self, other)
+
+    def __matmul__(self, other):
+        from .ops import api
+        return api.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        from .ops import api
+        return api.matmul(other, self)
+
+    def __neg__(self):
+        from .ops import api
+        return api.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __getitem__(self, index):
+        from .ops import api
+        if isinstance(index, slice):
+            if index.step not in (None, 1):
+                raise IndexError("expression slices must have step 1")
+            return api.pick_range(self, index.start or 0, index.stop)
+        return api.pick(self, index)
+
+    # Comparisons would silently build nothing useful; make the mistake loud.
+    def __bool__(self):
+        raise TypeError(
+            "an expression has no truth value before it is computed; use expr.value()"
+        )
+
+
+class Expression(Operators):
+    """A node of a lazy graph. Nothing is computed until :meth:`value` is called."""
+
+    __slots__ = ("graph", "node")
+
+    def __init__(self, graph, node: int):
+        self.graph = graph
+        self.node = node
+
+    # --- inspection (no computation) ---
+    @property
+    def shape(self) -> tuple:
+        return self.graph.shapes[self.node]
+
+    def dim(self) -> tuple:
+        """The shape (DyNet's name)."""
+        return self.graph.shapes[self.node]
+
+    @property
+    def op(self) -> str:
+        return self.graph.ops[self.node].name
+
+    @property
+    def T(self) -> "Expression":
+        from .ops import api
+        return api.transpose(self)
+
+    # --- computation ---
+    def npvalue(self) -> np.ndarray:
+        """The value as a NumPy array (a copy). Runs the pending part of the graph first."""
+        g = self.graph
+        g.check_alive()
+        g.forward()
+        from .backend import to_numpy
+
+        return np.array(to_numpy(g.memory.value(self.node)), copy=True)
+
+    def value(self):
+        """The value: a Python float for a scalar, else a NumPy array (a copy).
+
+        Runs, in batches, every node added to the graph since the last run."""
+        v = self.npvalue()
+        return float(v) if v.ndim == 0 else v
+
+    def scalar_value(self) -> float:
+        v = self.npvalue()
+        if v.size != 1:
+            raise BatchvizError(f"scalar_value() of an expression of shape {v.shape}")
+        return float(v.reshape(()))
+
+    def forward(self):
+        """Compute this expression (and everything else pending); returns its value."""
+        return self.value()
+
+    def backward(self) -> None:
+        """Accumulate d(self)/d(p) into ``p.grad`` for every parameter ``p`` it depends on.
+
+        ``self`` must be a scalar (a loss). Runs the batched backward pass over the schedule
+        that the forward pass used."""
+        g = self.graph
+        g.check_alive()
+        shape = g.shapes[self.node]
+        if shape not in ((), (1,)):
+            raise BatchvizError(
+                f"backward() needs a scalar loss, but node {self.node} ({g.ops[self.node].name}) "
+                f"has shape {shape}; reduce it first, e.g. with bv.sum_elems(...)"
+            )
+        g.backward(self.node)
+
+    def __repr__(self) -> str:
+        g = self.graph
+        return f"<Expression node {self.node}: {g.ops[self.node].name} {g.shapes[self.node]}>"
+
+
+def as_nodes(xs) -> tuple:
+    """``(graph, node ids)`` for a sequence of expressions / parameters, all from one graph."""
+    from .model import ParameterBase
+    from .graph import current_graph
+
+    graph = None
+    for x in xs:
+        if type(x) is Expression:
+            graph = x.graph
+            break
+    if graph is None:
+        graph = current_graph()
+    graph.check_alive()
+    ids = []
+    for x in xs:
+        if type(x) is Expression:
+            if x.graph is not graph:
+                raise GraphMismatchError(
+                    f"cannot combine node {x.node} of graph #{x.graph.number} with expressions of "
+                    f"graph #{graph.number}; all arguments of an op must come from one graph"
+                )
+            ids.append(x.node)
+        elif isinstance(x, ParameterBase):
+            ids.append(graph.parameter_node(x))
+        else:
+            raise TypeError(
+                f"expected an Expression or a model parameter, got {type(x).__name__}"
+                + (" (wrap data with bv.input(...))" if isinstance(x, (np.ndarray, list, numbers.Number)) else "")
+            )
+    return graph, tuple(ids)

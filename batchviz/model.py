@@ -1,0 +1,197 @@
+"""Model parameters: dense parameters and lookup tables (embeddings), with gradients.
+
+Parameters live outside any graph. When one is used in an expression, the current graph
+gives it a node of its own (one per graph); that node id is what a shared-argument
+signature names (``matmul-W#3-64x1``), so every ``W @ h_i`` of a minibatch becomes one
+``W @ H``.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from . import backend
+from .backend import state
+from .expression import Operators
+
+
+def _initial_values(shape: tuple, init, rng: np.random.Generator) -> np.ndarray:
+    """Initial values for ``init``: "glorot" (default), "uniform", "zeros", "normal", a
+    number (a constant), or an array of the right shape."""
+    if isinstance(init, str):
+        if init == "glorot":
+            fan = sum(shape) if len(shape) > 1 else shape[0]
+            bound = math.sqrt(6.0 / max(fan, 1))
+            return rng.uniform(-bound, bound, size=shape)
+        if init == "uniform":
+            return rng.uniform(-0.1, 0.1, size=shape)
+        if init == "normal":
+            return rng.normal(0.0, 0.1, size=shape)
+        if init == "zeros":
+            return np.zeros(shape)
+        raise ValueError(
+            f"unknown initializer {init!r}; use 'glorot', 'uniform', 'normal', 'zeros', "
+            "a number or an array"
+        )
+    if isinstance(init, numbers.Real):
+        return np.full(shape, float(init))
+    values = np.asarray(init, dtype=np.float64)
+    if values.shape != tuple(shape):
+        raise ValueError(f"initial values have shape {values.shape}, expected {tuple(shape)}")
+    return values
+
+
+class ParameterBase(Operators):
+    """What dense and lookup parameters share: values, gradient, name."""
+
+    __slots__ = ("name", "shape", "_array", "_grad", "model", "__weakref__")
+
+    def __init__(self, model, shape: tuple, values: np.ndarray, name: str):
+        self.model = model
+        self.shape = tuple(int(d) for d in shape)
+        self.name = name
+        self._array = backend.to_device(values)
+        self._grad = None
+
+    # values ----------------------------------------------------------------------------
+    def value(self) -> np.ndarray:
+        """A NumPy copy of the current values."""
+        return np.array(backend.to_numpy(self._array), copy=True)
+
+    def set_value(self, values) -> None:
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape != self.shape:
+            raise ValueError(f"{self.name}: new values have shape {values.shape}, expected {self.shape}")
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"{self.name}: new values contain NaN or infinity")
+        self._array = backend.to_device(values)
+
+    # gradients -------------------------------------------------------------------------
+    @property
+    def grad(self) -> np.ndarray:
+        """The accumulated gradient as a NumPy array shaped like the parameter (zeros if
+        no backward pass has reached it since the last ``zero_grad``/``trainer.update``)."""
+        if self._grad is None:
+            return np.zeros(self.shape, dtype=state.dtype)
+        return np.array(backend.to_numpy(self._grad), copy=True)
+
+    def grad_array(self):
+        """The gradient accumulator on the backend (created on first use)."""
+        if self._grad is None:
+            self._grad = state.xp.zeros(self.shape, dtype=self._array.dtype)
+        return self._grad
+
+    def zero_grad(self) -> None:
+        self._grad = None
+
+    def _convert(self, xp, dtype) -> None:
+        host = backend.to_numpy(self._array)
+        self._array = xp.asarray(host.astype(dtype))
+        if self._grad is not None:
+            self._grad = xp.asarray(backend.to_numpy(self._grad).astype(dtype))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} {self.shape}>"
+
+
+class Parameters(ParameterBase):
+    """A dense parameter (a weight matrix or a bias vector); usable directly in expressions."""
+
+    __slots__ = ()
+
+    def expr(self):
+        """This parameter as an expression of the current graph."""
+        from .graph import current_graph
+        from .expression import Expression
+
+        g = current_graph()
+        return Expression(g, g.parameter_node(self))
+
+
+class LookupParameters(ParameterBase):
+    """A lookup table (embeddings) of shape ``(rows, dim)``; ``E[i]`` is row ``i``."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index):
+        from .ops.api import lookup
+
+        return lookup(self, index)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def expr(self):
+        raise TypeError(
+            f"lookup parameters {self.name} are used row by row: write {self.name}[i] or "
+            "bv.lookup(E, i)"
+        )
+
+
+class Model:
+    """A collection of parameters (DyNet's ``ParameterCollection``)."""
+
+    def __init__(self, seed: int | None = None):
+        self.rng = np.random.default_rng(seed)
+        self._params: list[ParameterBase] = []
+        self._names: set[str] = set()
+        state.models.add(self)
+
+    def _unique_name(self, name: str | None, prefix: str) -> str:
+        if name is None:
+            name = f"{prefix}{len(self._params)}"
+        if name in self._names:
+            raise ValueError(f"a parameter named {name!r} already exists in this model")
+        self._names.add(name)
+        return name
+
+    def add_parameters(self, shape, init="glorot", name: str | None = None) -> Parameters:
+        """A dense parameter of ``shape`` (an int or a tuple)."""
+        shape = _as_shape(shape)
+        values = _initial_values(shape, init, self.rng)
+        p = Parameters(self, shape, values, self._unique_name(name, "p"))
+        self._params.append(p)
+        return p
+
+    def add_lookup_parameters(self, shape, init="glorot", name: str | None = None) -> LookupParameters:
+        """A lookup table of ``shape = (rows, dim)``: ``E[i]`` is a ``(dim,)`` vector."""
+        shape = _as_shape(shape)
+        if len(shape) != 2:
+            raise ValueError(f"lookup parameters need a shape (rows, dim), got {shape}")
+        if init == "glorot":  # DyNet initializes embeddings per row
+            bound = math.sqrt(3.0 / shape[1])
+            values = self.rng.uniform(-bound, bound, size=shape)
+        else:
+            values = _initial_values(shape, init, self.rng)
+        p = LookupParameters(self, shape, values, self._unique_name(name, "E"))
+        self._params.append(p)
+        return p
+
+    def parameters(self) -> list[ParameterBase]:
+        return list(self._params)
+
+    def __iter__(self):
+        return iter(self._params)
+
+    def zero_grad(self) -> None:
+        for p in self._params:
+            p.zero_grad()
+
+    def _convert(self, xp, dtype) -> None:
+        for p in self._params:
+            p._convert(xp, dtype)
+
+    def __repr__(self) -> str:
+        n = sum(int(np.prod(p.shape)) for p in self._params)
+        return f"<bv.Model {len(self._params)} parameters, {n} values>"
+
+
+def _as_shape(shape) -> tuple:
+    if isinstance(shape, numbers.Integral):
+        shape = (int(shape),)
+    shape = tuple(int(d) for d in shape)
+    if not shape or any(d <= 0 for d in shape):
+        raise ValueError(f"parameter shape must be positive dimensions, got {shape}")
+    return shape

@@ -1,0 +1,53 @@
+"""Small helpers that op constructors share: argument coercion and the fast paths.
+
+Graph construction is the hottest Python code in batchviz (it runs for every node of every
+minibatch), so the common cases - one or two expressions of the same graph - skip the
+general coercion in :func:`batchviz.expression.as_nodes`.
+"""
+from __future__ import annotations
+
+from ..expression import Expression, as_nodes
+
+
+def build(op, args, attrs=None):
+    """General path: coerce ``args`` (expressions/parameters) and add an ``op`` node."""
+    graph, ids = as_nodes(args)
+    return graph.add(op, ids, attrs)
+
+
+def unary_elementwise(op):
+    """Constructor for a fixed-signature element-wise op of one argument."""
+    sig = op.fixed_signature
+
+    def construct(x):
+        if type(x) is Expression:
+            g = x.graph
+            if g.finished:
+                g.check_alive()
+            n = x.node
+            return g.push(op, (n,), None, g.shapes[n], sig, g.depths[n] + 1)
+        return build(op, (x,))
+
+    return construct
+
+
+def binary_elementwise(op):
+    """Constructor for a fixed-signature element-wise op of two same-shaped arguments."""
+    sig = op.fixed_signature
+
+    def construct(x, y):
+        if type(x) is Expression and type(y) is Expression and x.graph is y.graph:
+            g = x.graph
+            if g.finished:
+                g.check_alive()
+            a, b = x.node, y.node
+            shapes = g.shapes
+            shape = shapes[a]
+            if shapes[b] != shape:
+                op.infer_shape([shape, shapes[b]], None)  # raises the ShapeError
+            depths = g.depths
+            da, db = depths[a], depths[b]
+            return g.push(op, (a, b), None, shape, sig, (da if da > db else db) + 1)
+        return build(op, (x, y))
+
+    return construct

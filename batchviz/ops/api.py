@@ -1,0 +1,15 @@
+"""Every op constructor, in one namespace (``bv.tanh``, ``bv.matmul``, ...)."""
+from .elementwise import *  # noqa: F401,F403
+from .leaves import *  # noqa: F401,F403
+from .linalg import *  # noqa: F401,F403
+from .losses import *  # noqa: F401,F403
+from .random import *  # noqa: F401,F403
+from .reductions import *  # noqa: F401,F403
+from .scalar import *  # noqa: F401,F403
+from .structure import *  # noqa: F401,F403
+from . import elementwise, leaves, linalg, losses, random, reductions, scalar, structure
+
+__all__ = sorted(set(
+    elementwise.__all__ + leaves.__all__ + linalg.__all__ + losses.__all__ + random.__all__
+    + reductions.__all__ + scalar.__all__ + structure.__all__
+))

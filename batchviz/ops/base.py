@@ -1,0 +1,119 @@
+"""The Op protocol: what every operation declares, written once for NumPy and CuPy.
+
+An op is a stateless object that knows five things:
+
+* ``infer_shape`` - its output shape, checked when the node is *built* so that a mistake is
+  reported at the user's own line with both shapes named;
+* ``signature`` - the tuple that decides which nodes may be batched with it (App. A):
+  element-wise ops need only their name, dimension-sensitive ops add shapes, and ops with a
+  shared argument (``W @ h_i``) add that argument's node id;
+* ``forward`` / ``backward`` - batched kernels. They receive the arguments of *all* nodes of
+  a batch stacked along a leading batch axis (``n`` rows), except shared arguments, which
+  arrive once, unstacked. Element-wise ops receive flat 1-D arrays instead, so that nodes of
+  different shapes can still share one kernel (the paper: "tanh" batches with any "tanh");
+* ``cheap`` - the agenda's tie-break runs cheap ops before heavy ones.
+
+Kernels use the array namespace ``xp`` they are given (NumPy or CuPy), never ``numpy``.
+"""
+from __future__ import annotations
+
+from ..errors import ShapeError
+from ..signature import SignatureInfo, shape_text
+
+#: Every op instance, in registration order. ``Op.__init_subclass__`` does not register:
+#: an op registers when its single instance is created with ``register``.
+REGISTRY: dict[str, "Op"] = {}
+#: Signatures that do not depend on the graph (element-wise ops), reserved in every table.
+FIXED_SIGNATURES: list[SignatureInfo] = []
+
+
+class Op:
+    """Base class of all ops. Subclasses override what differs."""
+
+    name: str = "?"
+    #: the agenda strategy's tie-break: cheap (element-wise) ops run before heavy ones
+    cheap: bool = True
+    #: element-wise ops get flat 1-D inputs and may batch nodes of different shapes
+    elementwise: bool = False
+    #: an unbatchable op gets a signature unique to each node (App. A, last class)
+    batchable: bool = True
+    #: number of arguments, or None for variadic ops (esum, concatenate, affine_transform)
+    arity: int | None = 1
+    #: set for fixed-arity element-wise ops: their signature integer, the same in every graph
+    fixed_signature: int | None = None
+
+    # -- construction -------------------------------------------------------------------
+    def infer_shape(self, shapes: list[tuple], attrs) -> tuple:
+        raise NotImplementedError
+
+    def signature(self, graph, args: tuple, attrs, shape: tuple) -> tuple[tuple, tuple]:
+        """Return ``(key, shared_positions)``.
+
+        The default is *dimension-sensitive*: the op's name, its output shape and every
+        argument's shape. Ops with shared arguments or extra attributes override it."""
+        shapes = graph.shapes
+        return (self.name, shape) + tuple(shapes[a] for a in args), ()
+
+    def error(self, message: str) -> ShapeError:
+        return ShapeError(f"{self.name}: {message}")
+
+    # -- execution ----------------------------------------------------------------------
+    def forward(self, xp, ins: list, attrs: list, n: int):
+        """Compute ``n`` nodes at once. ``attrs`` holds each node's attributes, in batch order."""
+        raise NotImplementedError
+
+    def backward(self, xp, ins: list, out, gout, attrs: list, n: int, needs: list) -> list:
+        """Gradients with respect to each argument position (``None`` where ``needs`` is
+        false). A shared argument's gradient is summed over the batch."""
+        raise NotImplementedError
+
+    # -- presentation -------------------------------------------------------------------
+    def describe_signature(self, key: tuple, graph=None) -> str:
+        """Readable signature, e.g. ``matmul-W#3-64x1``; used by traces and reports."""
+        parts = [self.name]
+        for part in key[1:]:
+            if isinstance(part, tuple) and all(isinstance(d, int) for d in part):
+                parts.append(shape_text(part))
+            elif isinstance(part, tuple) and part and part[0] == "node":
+                parts.append(_node_text(part[1], graph))
+            else:
+                parts.append(str(part))
+        return "-".join(parts)
+
+
+def _node_text(node: int, graph) -> str:
+    """``W#3``: the shared argument's parameter name (when known) and node id."""
+    name = None
+    if graph is not None:
+        param = graph.param_of_node.get(node)
+        if param is not None:
+            name = param.name
+    return f"{name}#{node}" if name else f"node{node}"
+
+
+def shared_node(node: int) -> tuple:
+    """The part of a signature key that names a shared argument node."""
+    return ("node", node)
+
+
+def register(op: Op) -> Op:
+    """Register an op instance under its name; element-wise ops get their fixed signature."""
+    if op.name in REGISTRY:
+        raise ValueError(f"an op named {op.name!r} is already registered")
+    REGISTRY[op.name] = op
+    if op.elementwise and op.batchable and op.arity is not None:
+        op.fixed_signature = len(FIXED_SIGNATURES)
+        FIXED_SIGNATURES.append(SignatureInfo((op.name,), op, (), op.cheap))
+    return op
+
+
+def same_shapes(op: Op, shapes: list[tuple]) -> tuple:
+    """The shared shape of all arguments of an element-wise op (no broadcasting)."""
+    first = shapes[0]
+    for s in shapes[1:]:
+        if s != first:
+            raise op.error(
+                f"arguments must have the same shape, got {' and '.join(str(x) for x in shapes)}"
+                " (batchviz does not broadcast; use bv.scale/bv.shift for scalars)"
+            )
+    return first

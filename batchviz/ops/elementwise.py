@@ -1,0 +1,222 @@
+"""Element-wise ops (App. A, "component-wise operations").
+
+Their signature is only the op's name: a ``tanh`` batches with every other ``tanh``,
+whatever its shape, because the kernels see the batch as one flat 1-D array (the
+executor concatenates the nodes' values). Multi-argument element-wise ops (``add``,
+``cmult``) take same-shaped arguments; batchviz never broadcasts.
+"""
+from __future__ import annotations
+
+from .base import Op, register, same_shapes
+from ._build import binary_elementwise, build, unary_elementwise
+
+
+class Elementwise(Op):
+    elementwise = True
+    cheap = True
+
+    def infer_shape(self, shapes, attrs):
+        return same_shapes(self, shapes)
+
+
+class Neg(Elementwise):
+    name = "neg"
+
+    def forward(self, xp, ins, attrs, n):
+        return -ins[0]
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [-g]
+
+
+class Tanh(Elementwise):
+    name = "tanh"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.tanh(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g * (1.0 - out * out)]
+
+
+class Logistic(Elementwise):
+    name = "logistic"
+
+    def forward(self, xp, ins, attrs, n):
+        # 0.5 * (1 + tanh(x / 2)) equals 1 / (1 + exp(-x)) and never overflows
+        return 0.5 * (xp.tanh(0.5 * ins[0]) + 1.0)
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g * out * (1.0 - out)]
+
+
+class Rectify(Elementwise):
+    name = "rectify"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.maximum(ins[0], 0.0)
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g * (ins[0] > 0)]
+
+
+class Exp(Elementwise):
+    name = "exp"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.exp(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g * out]
+
+
+class Log(Elementwise):
+    name = "log"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.log(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g / ins[0]]
+
+
+class Square(Elementwise):
+    name = "square"
+
+    def forward(self, xp, ins, attrs, n):
+        return ins[0] * ins[0]
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [2.0 * g * ins[0]]
+
+
+class Sqrt(Elementwise):
+    name = "sqrt"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.sqrt(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [0.5 * g / out]
+
+
+class Add(Elementwise):
+    name = "add"
+    arity = 2
+
+    def forward(self, xp, ins, attrs, n):
+        return ins[0] + ins[1]
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g, g]
+
+
+class Sub(Elementwise):
+    name = "sub"
+    arity = 2
+
+    def forward(self, xp, ins, attrs, n):
+        return ins[0] - ins[1]
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g, -g]
+
+
+class CMult(Elementwise):
+    name = "cmult"
+    arity = 2
+
+    def forward(self, xp, ins, attrs, n):
+        return ins[0] * ins[1]
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g * ins[1] if needs[0] else None, g * ins[0] if needs[1] else None]
+
+
+class CDiv(Elementwise):
+    name = "cdiv"
+    arity = 2
+
+    def forward(self, xp, ins, attrs, n):
+        return ins[0] / ins[1]
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g / ins[1] if needs[0] else None, -g * out / ins[1] if needs[1] else None]
+
+
+class ESum(Elementwise):
+    """Sum of k same-shaped expressions. Batches only with other k-ary sums, since the
+    kernel adds k flat arrays."""
+
+    name = "esum"
+    arity = None
+
+    def signature(self, graph, args, attrs, shape):
+        return ("esum", len(args)), ()
+
+    def forward(self, xp, ins, attrs, n):
+        total = ins[0].copy()
+        for x in ins[1:]:
+            total += x
+        return total
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g] * len(ins)
+
+    def describe_signature(self, key, graph=None):
+        return f"esum-{key[1]}args"
+
+
+class Average(ESum):
+    name = "average"
+
+    def signature(self, graph, args, attrs, shape):
+        return ("average", len(args)), ()
+
+    def forward(self, xp, ins, attrs, n):
+        return super().forward(xp, ins, attrs, n) * (1.0 / len(ins))
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g * (1.0 / len(ins))] * len(ins)
+
+    def describe_signature(self, key, graph=None):
+        return f"average-{key[1]}args"
+
+
+neg = unary_elementwise(register(Neg()))
+tanh = unary_elementwise(register(Tanh()))
+logistic = unary_elementwise(register(Logistic()))
+rectify = unary_elementwise(register(Rectify()))
+exp = unary_elementwise(register(Exp()))
+log = unary_elementwise(register(Log()))
+square = unary_elementwise(register(Square()))
+sqrt = unary_elementwise(register(Sqrt()))
+add = binary_elementwise(register(Add()))
+sub = binary_elementwise(register(Sub()))
+cmult = binary_elementwise(register(CMult()))
+cdiv = binary_elementwise(register(CDiv()))
+_ESUM = register(ESum())
+_AVERAGE = register(Average())
+
+sigmoid = logistic
+relu = rectify
+
+
+def esum(xs):
+    """Sum of a non-empty list of same-shaped expressions."""
+    xs = list(xs)
+    if not xs:
+        raise ValueError("esum: needs at least one expression")
+    return build(_ESUM, xs)
+
+
+def average(xs):
+    """Element-wise mean of a non-empty list of same-shaped expressions."""
+    xs = list(xs)
+    if not xs:
+        raise ValueError("average: needs at least one expression")
+    return build(_AVERAGE, xs)
+
+
+__all__ = ["neg", "tanh", "logistic", "sigmoid", "rectify", "relu", "exp", "log", "square",
+           "sqrt", "add", "sub", "cmult", "cdiv", "esum", "average"]

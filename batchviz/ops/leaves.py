@@ -1,0 +1,152 @@
+"""Leaves of the graph: parameters, inputs, zeros, and lookups into embedding tables."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import backend
+from ..backend import state
+from .base import Op, register, shared_node
+from ._build import build
+
+
+class Parameter(Op):
+    """A model parameter's node. It is never scheduled: its value is the parameter itself,
+    available from the start (so it counts as *done* before the first batch)."""
+
+    name = "parameter"
+    arity = 0
+
+    def describe_signature(self, key, graph=None):
+        return f"parameter-{_param_name(key[2], graph)}"
+
+
+def _param_name(node, graph):
+    if graph is not None and node in graph.param_of_node:
+        return f"{graph.param_of_node[node].name}#{node}"
+    return f"node{node}"
+
+
+class Input(Op):
+    """A constant given by the user (``bv.input(array)``). Batched: the data of all nodes
+    is stacked into one block with one host-to-device copy."""
+
+    name = "input"
+    arity = 0
+
+    def infer_shape(self, shapes, attrs):
+        return attrs.shape
+
+    def signature(self, graph, args, attrs, shape):
+        return ("input", shape), ()
+
+    def forward(self, xp, ins, attrs, n):
+        return backend.to_device(np.stack(attrs))
+
+    def backward(self, xp, ins, out, gout, attrs, n, needs):
+        return []
+
+
+class Zeros(Op):
+    name = "zeros"
+    arity = 0
+
+    def infer_shape(self, shapes, attrs):
+        return attrs
+
+    def signature(self, graph, args, attrs, shape):
+        return ("zeros", shape), ()
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.zeros((n,) + attrs[0], dtype=state.dtype)
+
+    def backward(self, xp, ins, out, gout, attrs, n, needs):
+        return []
+
+
+class SparseRows:
+    """A gradient for a few rows of a lookup table (never a dense table-sized array)."""
+
+    __slots__ = ("rows", "values")
+
+    def __init__(self, rows, values):
+        self.rows = rows
+        self.values = values
+
+
+class Lookup(Op):
+    """Row ``i`` of a lookup table. The table is a shared argument, so all lookups into one
+    table batch into a single gather ``E[[i1, i2, ...]]``."""
+
+    name = "lookup"
+
+    def infer_shape(self, shapes, attrs):
+        return shapes[0][1:]
+
+    def signature(self, graph, args, attrs, shape):
+        return ("lookup", shared_node(args[0])), (0,)
+
+    def forward(self, xp, ins, attrs, n):
+        rows = backend.to_device_index(np.asarray(attrs, dtype=np.int64))
+        return ins[0][rows]
+
+    def backward(self, xp, ins, out, gout, attrs, n, needs):
+        rows = backend.to_device_index(np.asarray(attrs, dtype=np.int64))
+        return [SparseRows(rows, gout)]
+
+
+PARAMETER = register(Parameter())
+INPUT = register(Input())
+ZEROS = register(Zeros())
+LOOKUP = register(Lookup())
+
+
+def input(data, name=None):  # noqa: A001  (DyNet's and the paper's name)
+    """A constant expression holding ``data`` (a number or an array), copied now, so that
+    changing the array later does not silently change the graph."""
+    from ..graph import current_graph
+
+    values = np.array(data, dtype=state.dtype, copy=True)
+    if values.dtype.kind not in "fiu":
+        raise TypeError(f"bv.input needs numbers, got an array of {values.dtype}")
+    if not np.all(np.isfinite(values)):
+        where = tuple(int(i) for i in np.argwhere(~np.isfinite(values))[0]) if values.ndim else ()
+        raise ValueError(f"bv.input: data contains NaN or infinity (first at index {where})")
+    g = current_graph()
+    g.check_alive()
+    return g.add(INPUT, (), values)
+
+
+def zeros(shape):
+    """A zero expression of ``shape`` (an int or a tuple), e.g. an RNN's initial state."""
+    from ..graph import current_graph
+
+    if isinstance(shape, numbers.Integral):
+        shape = (int(shape),)
+    shape = tuple(int(d) for d in shape)
+    if any(d <= 0 for d in shape):
+        raise ValueError(f"bv.zeros: dimensions must be positive, got {shape}")
+    g = current_graph()
+    g.check_alive()
+    return g.add(ZEROS, (), shape)
+
+
+def lookup(table, index):
+    """Row ``index`` of lookup parameters ``table`` (also written ``table[index]``)."""
+    from ..model import LookupParameters
+
+    if not isinstance(table, LookupParameters):
+        raise TypeError(f"bv.lookup needs lookup parameters, got {type(table).__name__}")
+    if not isinstance(index, numbers.Integral):
+        raise TypeError(f"lookup index into {table.name} must be an int, got {type(index).__name__}")
+    index = int(index)
+    if not 0 <= index < table.shape[0]:
+        raise IndexError(
+            f"lookup index {index} is out of range for {table.name}, which has "
+            f"{table.shape[0]} rows (valid: 0..{table.shape[0] - 1})"
+        )
+    return build(LOOKUP, (table,), index)
+
+
+__all__ = ["input", "zeros", "lookup"]

@@ -1,0 +1,156 @@
+"""Matrix multiplication and affine transforms: the heavy ops, and where batching pays.
+
+Appendix A's shared-argument rule: when the left factor ``W`` of ``W @ h_i`` is a
+parameter, every such node names ``W``'s node id in its signature, so a batch of them is
+one matrix-matrix product ``W @ H`` (a single GEMM). When the left factor is an ordinary
+expression (different per node), the signature names only the shapes and the batch runs
+as one batched ``matmul`` over stacked matrices. Affine transforms ``b + W1 x1 + W2 x2``
+share ``b`` and the ``W``s the same way, and never the ``x``s (the paper's heuristic).
+"""
+from __future__ import annotations
+
+from .base import Op, register, shared_node
+from ._build import build
+from .leaves import PARAMETER
+
+
+def _mm_forward(xp, A, x, shared):
+    """``A @ x`` for a batch: ``x`` is ``(n, k)`` (vectors) or ``(n, k, c)`` (matrices)."""
+    if shared:
+        return x @ A.T if x.ndim == 2 else xp.matmul(A, x)
+    if x.ndim == 2:
+        return xp.matmul(A, x[:, :, None])[:, :, 0]
+    return xp.matmul(A, x)
+
+
+def _mm_backward(xp, A, x, g, shared, need_A, need_x):
+    gA = gx = None
+    if shared:
+        if x.ndim == 2:
+            if need_A:
+                gA = g.T @ x
+            if need_x:
+                gx = g @ A
+        else:
+            if need_A:
+                gA = xp.tensordot(g, x, axes=([0, 2], [0, 2]))
+            if need_x:
+                gx = xp.matmul(A.T, g)
+    else:
+        if x.ndim == 2:
+            if need_A:
+                gA = g[:, :, None] * x[:, None, :]
+            if need_x:
+                gx = xp.matmul(g[:, None, :], A)[:, 0, :]
+        else:
+            if need_A:
+                gA = xp.matmul(g, x.transpose(0, 2, 1))
+            if need_x:
+                gx = xp.matmul(A.transpose(0, 2, 1), g)
+    return gA, gx
+
+
+def _mm_shape(op, a, x):
+    if len(a) != 2:
+        raise op.error(f"the left factor must be a matrix, got shape {a}")
+    if len(x) not in (1, 2) or x[0] != a[1]:
+        raise op.error(f"cannot multiply shapes {a} and {x}: inner dimensions {a[1]} and "
+                       f"{x[0] if x else '()'} differ")
+    return (a[0],) + x[1:]
+
+
+def _factor_key(graph, node):
+    """Shared (node id) if the factor is a parameter, otherwise only its shape."""
+    if graph.ops[node] is PARAMETER:
+        return shared_node(node), True
+    return graph.shapes[node], False
+
+
+class MatMul(Op):
+    name = "matmul"
+    cheap = False
+    arity = 2
+
+    def infer_shape(self, shapes, attrs):
+        return _mm_shape(self, shapes[0], shapes[1])
+
+    def signature(self, graph, args, attrs, shape):
+        a_key, shared = _factor_key(graph, args[0])
+        return ("matmul", a_key, graph.shapes[args[1]]), ((0,) if shared else ())
+
+    def forward(self, xp, ins, attrs, n):
+        A, x = ins
+        return _mm_forward(xp, A, x, A.ndim == 2)
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        A, x = ins
+        return list(_mm_backward(xp, A, x, g, A.ndim == 2, needs[0], needs[1]))
+
+
+class AffineTransform(Op):
+    """``b + W1 @ x1 + W2 @ x2 + ...`` as one node (DyNet's ``affine_transform``)."""
+
+    name = "affine"
+    cheap = False
+    arity = None
+
+    def infer_shape(self, shapes, attrs):
+        if len(shapes) < 3 or len(shapes) % 2 == 0:
+            raise self.error("takes [b, W1, x1, W2, x2, ...]: an odd number (>= 3) of expressions, "
+                             f"got {len(shapes)}")
+        out = shapes[0]
+        for i in range(1, len(shapes), 2):
+            term = _mm_shape(self, shapes[i], shapes[i + 1])
+            if term != out:
+                raise self.error(f"term {i // 2 + 1} (W{shapes[i]} @ x{shapes[i + 1]}) has shape "
+                                 f"{term} but the bias has shape {out}")
+        return out
+
+    def signature(self, graph, args, attrs, shape):
+        key = ["affine"]
+        shared = []
+        for pos, node in enumerate(args):
+            if pos == 0 or pos % 2 == 1:  # the bias and the W positions may be shared
+                part, is_shared = _factor_key(graph, node)
+                key.append(part)
+                if is_shared:
+                    shared.append(pos)
+            else:
+                key.append(graph.shapes[node])
+        return tuple(key), tuple(shared)
+
+    def forward(self, xp, ins, attrs, n):
+        b = ins[0]
+        total = None
+        for i in range(1, len(ins), 2):
+            A = ins[i]
+            term = _mm_forward(xp, A, ins[i + 1], A.ndim == 2)
+            total = term if total is None else total + term
+        return total + b
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        grads = [None] * len(ins)
+        if needs[0]:
+            grads[0] = g.sum(axis=0) if ins[0].ndim == g.ndim - 1 else g
+        for i in range(1, len(ins), 2):
+            A = ins[i]
+            grads[i], grads[i + 1] = _mm_backward(xp, A, ins[i + 1], g, A.ndim == 2,
+                                                  needs[i], needs[i + 1])
+        return grads
+
+
+_MATMUL = register(MatMul())
+_AFFINE = register(AffineTransform())
+
+
+def matmul(a, x):
+    """``a @ x``: matrix times vector, or matrix times matrix."""
+    return build(_MATMUL, (a, x))
+
+
+def affine_transform(terms):
+    """``b + W1 @ x1 + W2 @ x2 + ...`` from the list ``[b, W1, x1, W2, x2, ...]``."""
+    return build(_AFFINE, list(terms))
+
+
+__all__ = ["matmul", "affine_transform"]

@@ -1,0 +1,97 @@
+"""Softmax and the classification losses, over vectors.
+
+``pickneglogsoftmax(x, i) = -log softmax(x)[i]`` is one node (not three), computed with the
+log-sum-exp trick. The target index ``i`` is per node, not in the signature, so the losses
+of every word of every sentence batch into one kernel.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import backend
+from .base import Op, register
+from ._build import build
+
+
+def _vector_only(op, shapes):
+    if len(shapes[0]) != 1:
+        raise op.error(f"needs a vector, got shape {shapes[0]}")
+
+
+def _log_softmax(xp, x):
+    shifted = x - x.max(axis=1, keepdims=True)
+    return shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
+
+
+class Softmax(Op):
+    name = "softmax"
+
+    def infer_shape(self, shapes, attrs):
+        _vector_only(self, shapes)
+        return shapes[0]
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.exp(_log_softmax(xp, ins[0]))
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [out * (g - (g * out).sum(axis=1, keepdims=True))]
+
+
+class LogSoftmax(Op):
+    name = "log_softmax"
+
+    def infer_shape(self, shapes, attrs):
+        _vector_only(self, shapes)
+        return shapes[0]
+
+    def forward(self, xp, ins, attrs, n):
+        return _log_softmax(xp, ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g - xp.exp(out) * g.sum(axis=1, keepdims=True)]
+
+
+class PickNegLogSoftmax(Op):
+    name = "pickneglogsoftmax"
+
+    def infer_shape(self, shapes, attrs):
+        _vector_only(self, shapes)
+        if not 0 <= attrs < shapes[0][0]:
+            raise IndexError(f"pickneglogsoftmax: class {attrs} is out of range for "
+                             f"{shapes[0][0]} scores")
+        return ()
+
+    def forward(self, xp, ins, attrs, n):
+        rows = backend.to_device_index(np.asarray(attrs, dtype=np.int64))
+        return -_log_softmax(xp, ins[0])[xp.arange(n), rows]
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        rows = backend.to_device_index(np.asarray(attrs, dtype=np.int64))
+        probs = xp.exp(_log_softmax(xp, ins[0]))
+        probs[xp.arange(n), rows] -= 1.0
+        return [probs * g[:, None]]
+
+
+_SOFTMAX = register(Softmax())
+_LOG_SOFTMAX = register(LogSoftmax())
+_PNLS = register(PickNegLogSoftmax())
+
+
+def softmax(x):
+    return build(_SOFTMAX, (x,))
+
+
+def log_softmax(x):
+    return build(_LOG_SOFTMAX, (x,))
+
+
+def pickneglogsoftmax(x, index):
+    """``-log(softmax(x)[index])``: the cross-entropy loss of a score vector."""
+    if not isinstance(index, numbers.Integral):
+        raise TypeError(f"pickneglogsoftmax: index must be an int, got {type(index).__name__}")
+    return build(_PNLS, (x,), int(index))
+
+
+__all__ = ["softmax", "log_softmax", "pickneglogsoftmax"]

@@ -1,0 +1,67 @@
+"""Node signatures (the paper's §3.2 and Appendix A), interned to small integers.
+
+A *signature* is the full tuple of everything that must match for two nodes to be computed
+by one batched kernel: the op, and - depending on the op - the shapes of its arguments, the
+node id of an argument that all nodes of the batch share (``W`` in ``W @ h_i``), or slice
+bounds. Nodes with equal signatures are guaranteed to be batchable once their inputs are
+ready.
+
+The paper computes signatures as integer hashes (App. B) to compare them fast. We intern
+the full tuple in a dict instead: the integer is just as cheap to compare, and two different
+tuples can never collide on the same integer (a 32-bit hash can, and then merges ops that
+must not be batched together).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SignatureInfo:
+    """What the executor and the strategies need to know about one signature."""
+
+    key: tuple            # the full tuple; key[0] is the op's name
+    op: object            # the Op instance that computes nodes of this signature
+    shared: tuple         # argument positions that every node of the batch shares (same node)
+    cheap: bool           # the paper's tie-break: cheap (element-wise) before heavy (matmul)
+
+    def describe(self, graph=None) -> str:
+        """A readable form such as ``matmul-W#3-64x1`` or ``tanh``."""
+        return self.op.describe_signature(self.key, graph)
+
+
+class SignatureTable:
+    """Interns signature tuples of one graph to consecutive integers.
+
+    Signature keys may contain node ids (shared arguments), which only mean something inside
+    one graph, so every graph has its own table. Signatures that never depend on the graph
+    (those of element-wise ops) are interned in the same order in every table, so an op can
+    keep its fixed integer in ``op.fixed_signature``.
+    """
+
+    def __init__(self, fixed: list[SignatureInfo]):
+        self.infos: list[SignatureInfo] = list(fixed)
+        self.ids: dict[tuple, int] = {info.key: i for i, info in enumerate(fixed)}
+
+    def intern(self, key: tuple, op, shared: tuple = ()) -> int:
+        sig = self.ids.get(key)
+        if sig is None:
+            sig = len(self.infos)
+            self.ids[key] = sig
+            self.infos.append(SignatureInfo(key, op, shared, op.cheap))
+        return sig
+
+    def __len__(self) -> int:
+        return len(self.infos)
+
+    def __getitem__(self, sig: int) -> SignatureInfo:
+        return self.infos[sig]
+
+
+def shape_text(shape: tuple) -> str:
+    """``(64,)`` -> ``64x1`` (column vectors, as the paper writes them); ``()`` -> ``1``."""
+    if len(shape) == 0:
+        return "1"
+    if len(shape) == 1:
+        return f"{shape[0]}x1"
+    return "x".join(str(d) for d in shape)

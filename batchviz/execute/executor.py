@@ -101,7 +101,9 @@ def _forward_batch(graph, mem, batch, arena_index, base, arena, stats) -> None:
         block, source = mem.gather(graph, nodes, sizes, stats)
         kind = source[0]
         if kind == VIEW:
-            src_batches = (batch_of[nodes[0]],)
+            # consecutive addresses may run across the end of one batch's segment into the
+            # next one's: batches are laid out in order, so the sources are a range
+            src_batches = tuple(range(batch_of[nodes[0]], batch_of[nodes[-1]] + 1))
         else:
             src_batches = tuple({batch_of[a] for a in nodes})
         need = any(b < 0 or records[b].requires_grad for b in src_batches)

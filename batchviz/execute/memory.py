@@ -33,6 +33,29 @@ def size_of(shape: tuple) -> int:
 SHARED, VIEW, COPY, STACK = "shared", "view", "copy", "stack"
 
 
+def gather_kind(locs: list, sizes, arena_of) -> str:
+    """How a batch reads one argument position whose nodes live at addresses ``locs`` (in
+    batch order), ``sizes`` long (one int for all, or one per node); ``arena_of(address)``
+    names the arena of an address.
+
+    VIEW when they lie back to back in one arena (no copy, §3.3); STACK when a parameter
+    (address -1) or several arenas are involved; otherwise COPY (one gather kernel). The
+    executor and the traces (``batchviz.trace``) both decide with this one function, so the
+    copies a trace reports are the copies the executor makes."""
+    lo = min(locs)
+    if lo < 0 or arena_of(lo) != arena_of(max(locs)):
+        return STACK
+    first = locs[0]
+    if isinstance(sizes, int):
+        return VIEW if locs == list(range(first, first + len(locs) * sizes, sizes)) else COPY
+    expected = first
+    for loc, size in zip(locs, sizes):
+        if loc != expected:
+            return COPY
+        expected += size
+    return VIEW
+
+
 class Memory:
     """Node addresses, arenas, and which batch computed each node."""
 
@@ -91,20 +114,19 @@ class Memory:
         STACK (the slow path: parameters or several arenas involved)."""
         address = self.address
         locs = [address[a] for a in nodes]
-        lo = min(locs)
-        hi = max(locs)
-        k = self.arena_of(lo) if lo >= 0 else -1
-        if lo < 0 or self.arena_of(hi) != k:
+        kind = gather_kind(locs, sizes, self.arena_of)
+        if kind == STACK:
             pieces = [self.flat_value(graph, a) for a in nodes]
             block = state.xp.concatenate(pieces)
             stats.copies += 1
             stats.bytes_copied += block.nbytes
             return block, (STACK, nodes)
+        k = self.arena_of(locs[0])
         base, arena = self.arenas[k]
         first = locs[0]
         n = len(nodes)
         if isinstance(sizes, int):
-            if locs == list(range(first, first + n * sizes, sizes)):
+            if kind == VIEW:
                 stats.copies_avoided += 1
                 return arena[first - base:first - base + n * sizes], (VIEW, k, first - base, n * sizes)
             index = ((np.asarray(locs, dtype=np.int64) - base)[:, None]
@@ -112,7 +134,7 @@ class Memory:
         else:
             ends = np.cumsum(sizes)
             starts = np.asarray(locs, dtype=np.int64)
-            if np.array_equal(starts[1:], starts[:-1] + np.asarray(sizes[:-1])):
+            if kind == VIEW:
                 stats.copies_avoided += 1
                 return arena[first - base:first - base + int(ends[-1])], (VIEW, k, first - base, int(ends[-1]))
             total = int(ends[-1])

@@ -1,0 +1,90 @@
+"""Random per-instance models for the property tests: RNNs, trees and random DAGs.
+
+Each builder writes the naive per-instance code a user would write; the strategies must
+all compute the same thing from it."""
+import numpy as np
+
+import batchviz as bv
+
+
+class Params:
+    def __init__(self, model, d=3, x=2):
+        self.d = d
+        self.W = model.add_parameters((d, d + x), name="W")
+        self.b = model.add_parameters((d,), name="b")
+        self.U = model.add_parameters((2, d), name="U")
+        self.L = model.add_parameters((d, 2 * d), name="L")
+        self.E = model.add_lookup_parameters((7, x), name="E")
+
+
+def rnn_loss(P, words, target):
+    h = bv.zeros(P.d)
+    for w in words:
+        h = bv.tanh(P.W @ bv.concatenate([h, P.E[w]]) + P.b)
+    return bv.squared_distance(P.U @ h, bv.input(target))
+
+
+def tree_encode(P, tree):
+    """Binary tree of word ids -> (root vector, list of per-node scalar losses)."""
+    outputs = []
+
+    def visit(node):
+        # explicit stack instead of recursion
+        order, stack = [], [node]
+        while stack:
+            n = stack.pop()
+            order.append(n)
+            if not isinstance(n, int):
+                stack.extend(n)
+        values = {}
+        for n in reversed(order):
+            if isinstance(n, int):
+                h = bv.tanh(P.W @ bv.concatenate([bv.zeros(P.d), P.E[n]]) + P.b)
+            else:
+                left, right = values[id(n[0])], values[id(n[1])]
+                h = bv.logistic(P.L @ bv.concatenate([left, right])) * 2.0 - 1.0
+            values[id(n)] = h
+            outputs.append(bv.sum_elems(bv.cmult(h, h)))
+        return values[id(node)]
+
+    root = visit(tree)
+    return root, outputs
+
+
+def random_tree(rng, n_leaves):
+    nodes = [int(rng.integers(0, 7)) for _ in range(n_leaves)]
+    while len(nodes) > 1:
+        i = int(rng.integers(0, len(nodes) - 1))
+        nodes[i:i + 2] = [(nodes[i], nodes[i + 1])]
+    return nodes[0]
+
+
+def random_dag_losses(P, rng, n_nodes):
+    """A random DAG of mixed ops over d-vectors; returns scalar losses from its sinks."""
+    d = P.d
+    pool = [bv.tanh(P.W @ bv.concatenate([bv.input(rng.normal(size=d)), P.E[int(rng.integers(0, 7))]]) + P.b)]
+    for _ in range(n_nodes):
+        kind = int(rng.integers(0, 9))
+        a = pool[int(rng.integers(0, len(pool)))]
+        b = pool[int(rng.integers(0, len(pool)))]
+        if kind == 0:
+            x = bv.tanh(a)
+        elif kind == 1:
+            x = a + b
+        elif kind == 2:
+            x = bv.cmult(a, b)
+        elif kind == 3:
+            x = P.L @ bv.concatenate([a, b])
+        elif kind == 4:
+            x = bv.logistic(a - b)
+        elif kind == 5:
+            x = bv.affine_transform([P.b, P.W, bv.concatenate([a, b[0:2]])])
+        elif kind == 6:
+            x = a * 0.5
+        elif kind == 7:
+            x = bv.softmax(a)
+        else:
+            x = bv.esum([a, b, a])
+        pool.append(x)
+    picks = rng.choice(len(pool), size=min(4, len(pool)), replace=False)
+    return [bv.pickneglogsoftmax(pool[int(i)], int(rng.integers(0, d))) for i in picks]

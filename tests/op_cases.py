@@ -1,0 +1,65 @@
+"""One gradient-check case per op: how to build a node of it from parameters.
+
+Each case is ``(param_shapes, build)`` where ``build(params, k)`` returns the expression of
+instance ``k``. Arguments are routed through ``p * 1.0`` where the op should see ordinary
+computed nodes (gathered from the arena) rather than parameters (shared arguments).
+A test checks that every registered op has a case here, so a new op cannot skip its check.
+"""
+import batchviz as bv
+
+
+def v(p):
+    """A parameter as an ordinary computed node (not a shared argument)."""
+    return p * 1.0
+
+
+def positive(p):
+    return bv.shift(bv.square(v(p)), 0.5)
+
+
+CASES = {
+    "neg": ([(4,)], lambda P, k: -v(P[0])),
+    "tanh": ([(4,)], lambda P, k: bv.tanh(v(P[0]))),
+    "logistic": ([(4,)], lambda P, k: bv.logistic(v(P[0]))),
+    "rectify": ([(5,)], lambda P, k: bv.rectify(v(P[0]))),
+    "exp": ([(4,)], lambda P, k: bv.exp(v(P[0]))),
+    "log": ([(4,)], lambda P, k: bv.log(positive(P[0]))),
+    "square": ([(4,)], lambda P, k: bv.square(v(P[0]))),
+    "sqrt": ([(4,)], lambda P, k: bv.sqrt(positive(P[0]))),
+    "add": ([(4,), (4,)], lambda P, k: v(P[0]) + v(P[1])),
+    "sub": ([(4,), (4,)], lambda P, k: v(P[0]) - v(P[1])),
+    "cmult": ([(3, 2), (3, 2)], lambda P, k: bv.cmult(v(P[0]), v(P[1]))),
+    "cdiv": ([(4,), (4,)], lambda P, k: bv.cdiv(v(P[0]), positive(P[1]))),
+    "esum": ([(4,), (4,), (4,)], lambda P, k: bv.esum([v(P[0]), v(P[1]), v(P[2])])),
+    "average": ([(4,), (4,)], lambda P, k: bv.average([v(P[0]), v(P[1])])),
+    "scale": ([(4,)], lambda P, k: v(P[0]) * (0.5 + k)),
+    "shift": ([(4,)], lambda P, k: v(P[0]) + (1.5 - k)),
+    "matmul": ([(3, 4), (4,), (3, 4), (4, 2)], lambda P, k: [
+        P[0] @ v(P[1]),                 # shared W @ vector
+        v(P[2]) @ v(P[1]),              # unshared matrix @ vector
+        P[0] @ v(P[3]),                 # shared W @ matrix
+        v(P[0]) @ v(P[3]),              # unshared matrix @ matrix
+    ][k % 4]),
+    "affine": ([(3,), (3, 4), (4,), (3, 2), (2,)], lambda P, k: [
+        bv.affine_transform([P[0], P[1], v(P[2]), P[3], v(P[4])]),          # shared b, W
+        bv.affine_transform([v(P[0]), v(P[1]), v(P[2])]),                   # nothing shared
+    ][k % 2]),
+    "concatenate": ([(3,), (2,)], lambda P, k: bv.concatenate([v(P[0]), v(P[1])])),
+    "pick": ([(5,), (3, 2)], lambda P, k: [v(P[0])[k % 5], bv.pick(v(P[1]), k % 3)][k % 2]),
+    "pick_range": ([(6,)], lambda P, k: v(P[0])[1:4]),
+    "reshape": ([(6,)], lambda P, k: bv.reshape(v(P[0]), (2, 3))),
+    "transpose": ([(2, 3), (3,)], lambda P, k: [bv.transpose(v(P[0])), v(P[1]).T][k % 2]),
+    "sum_elems": ([(2, 3)], lambda P, k: bv.sum_elems(v(P[0]))),
+    "mean_elems": ([(5,)], lambda P, k: bv.mean_elems(v(P[0]))),
+    "dot_product": ([(4,), (4,)], lambda P, k: bv.dot_product(v(P[0]), v(P[1]))),
+    "squared_distance": ([(4,), (4,)], lambda P, k: bv.squared_distance(v(P[0]), v(P[1]))),
+    "squared_norm": ([(4,)], lambda P, k: bv.squared_norm(v(P[0]))),
+    "softmax": ([(5,)], lambda P, k: bv.softmax(v(P[0]))),
+    "log_softmax": ([(5,)], lambda P, k: bv.log_softmax(v(P[0]))),
+    "pickneglogsoftmax": ([(5,)], lambda P, k: bv.pickneglogsoftmax(v(P[0]), (2 * k) % 5)),
+    "dropout": ([(6,)], lambda P, k: bv.dropout(v(P[0]), 0.4, seed=100 + k)),
+    "lookup": ([], None),  # lookup tables need LookupParameters: see test_lookup_gradient
+}
+
+#: ops whose nodes have no differentiable inputs
+NO_GRADIENT = {"parameter", "input", "zeros"}

@@ -1,0 +1,149 @@
+"""Bad input gets a clear error, naming what was wrong, raised while the user's line runs."""
+import traceback
+
+import numpy as np
+import pytest
+
+import batchviz as bv
+
+
+def raised_at_this_file(excinfo):
+    frames = traceback.extract_tb(excinfo.tb)
+    return any(f.filename == __file__ for f in frames)
+
+
+def test_shape_mismatch_names_op_and_both_shapes():
+    model = bv.Model()
+    W = model.add_parameters((4, 5))
+    with bv.Graph():
+        x = bv.zeros(3)
+        with pytest.raises(bv.ShapeError) as excinfo:
+            W @ x  # the user's line
+    message = str(excinfo.value)
+    assert "matmul" in message and "(4, 5)" in message and "(3,)" in message
+    assert raised_at_this_file(excinfo)
+    assert str(excinfo.traceback[-1].path) != __file__  # raised inside batchviz, shown at our line
+
+
+def test_elementwise_shape_mismatch():
+    with bv.Graph():
+        with pytest.raises(bv.ShapeError, match=r"add: .*\(3,\) and \(4,\)"):
+            bv.zeros(3) + bv.zeros(4)
+
+
+def test_expression_of_finished_graph():
+    with bv.Graph():
+        x = bv.zeros(3)
+    with pytest.raises(bv.GraphFinishedError, match="finished when its `with bv.Graph"):
+        bv.tanh(x)
+    with pytest.raises(bv.GraphFinishedError):
+        x.value()
+
+
+def test_new_graph_finishes_the_previous_one():
+    bv.new_graph()
+    x = bv.zeros(2)
+    bv.new_graph()
+    with pytest.raises(bv.GraphFinishedError, match="bv.new_graph"):
+        x + x
+
+
+def test_mixing_graphs():
+    g1, g2 = bv.Graph(), bv.Graph()
+    from batchviz.examples import graph_scope
+    with graph_scope(g1):
+        a = bv.zeros(2)
+    with graph_scope(g2):
+        b = bv.zeros(2)
+    with pytest.raises(bv.GraphMismatchError, match="graph #"):
+        a + b
+
+
+def test_backward_on_non_scalar():
+    with bv.Graph():
+        x = bv.tanh(bv.input(np.ones(3)))
+        with pytest.raises(bv.BatchvizError, match=r"scalar loss.*shape \(3,\).*sum_elems"):
+            x.backward()
+
+
+def test_lookup_index_out_of_range():
+    model = bv.Model()
+    E = model.add_lookup_parameters((10, 4), name="E")
+    with bv.Graph():
+        with pytest.raises(IndexError, match=r"lookup index 10 .* E, which has 10 rows"):
+            E[10]
+        with pytest.raises(IndexError):
+            bv.lookup(E, -1)
+
+
+def test_unknown_strategy_lists_valid_ones():
+    with pytest.raises(ValueError, match=r"unknown strategy 'agneda'.*'none'.*'depth'.*'agenda'"):
+        bv.Graph(strategy="agneda")
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_input(bad):
+    with bv.Graph():
+        with pytest.raises(ValueError, match=r"NaN or infinity.*index \(1,\)"):
+            bv.input(np.array([0.0, bad, 1.0]))
+
+
+def test_non_numeric_argument_suggests_input():
+    with bv.Graph():
+        with pytest.raises(TypeError, match=r"bv.input"):
+            bv.tanh(np.ones(3))
+
+
+def test_invalid_user_schedule_is_caught_before_running():
+    class Backwards(bv.Strategy):
+        name = "backwards"
+
+        def schedule(self, view):
+            return [[i] for i in reversed(view.nodes)]
+
+    with bv.Graph(strategy=Backwards()):
+        loss = bv.sum_elems(bv.tanh(bv.zeros(3)))
+        with pytest.raises(bv.ScheduleError, match="arguments must run in an earlier batch"):
+            loss.value()
+
+
+def test_mixed_signature_batch_is_caught():
+    class Lump(bv.Strategy):
+        name = "lump"
+
+        def schedule(self, view):
+            return [list(view.nodes)]
+
+    with bv.Graph(strategy=Lump()):
+        loss = bv.sum_elems(bv.tanh(bv.zeros(3)))
+        with pytest.raises(bv.ScheduleError, match="mixes signatures"):
+            loss.value()
+
+
+def test_cupy_backend_missing_is_explained():
+    try:
+        import cupy  # noqa: F401
+        pytest.skip("CuPy is installed here")
+    except Exception:
+        pass
+    with pytest.raises(bv.BackendError, match=r"pip install batchviz\[gpu\]"):
+        bv.set_backend("cupy")
+    assert bv.get_backend() == "numpy"
+
+
+def test_unknown_backend_and_dtype():
+    with pytest.raises(ValueError, match="valid backends are numpy, cupy"):
+        bv.set_backend("tpu")
+    with pytest.raises(ValueError, match="float32 or float64"):
+        bv.set_dtype(np.int32)
+
+
+def test_bad_pick_range_and_concatenate():
+    with bv.Graph():
+        x = bv.zeros(4)
+        with pytest.raises(bv.ShapeError, match=r"range 2:9"):
+            x[2:9]
+        with pytest.raises(bv.ShapeError, match="concatenate"):
+            bv.concatenate([bv.zeros((2, 3)), bv.zeros((2, 4))])
+        with pytest.raises(IndexError, match="pickneglogsoftmax: class 7"):
+            bv.pickneglogsoftmax(x, 7)

@@ -1,0 +1,145 @@
+"""The public core: laziness, incremental forward, parameters and gradients, operators."""
+import numpy as np
+import pytest
+
+import batchviz as bv
+
+
+def test_issue_example_runs_and_gradients_land_on_parameters():
+    rng = np.random.default_rng(0)
+    model = bv.Model(seed=0)
+    W = model.add_parameters((64, 96))
+    b = model.add_parameters((64,))
+    E = model.add_lookup_parameters((1000, 32))
+    U = model.add_parameters((8, 64))
+    minibatch = [(rng.integers(0, 1000, size=n), rng.normal(size=8)) for n in (3, 5, 4)]
+    with bv.Graph(strategy="agenda"):
+        losses = []
+        for words, target in minibatch:
+            h = bv.zeros(64)
+            for w in words:
+                h = bv.tanh(W @ bv.concatenate([h, E[w]]) + b)
+            losses.append(bv.squared_distance(U @ h, bv.input(target)))
+        loss = bv.esum(losses)
+        value = loss.value()
+        loss.backward()
+    assert isinstance(value, float) and value > 0
+    assert W.grad.shape == (64, 96) and np.abs(W.grad).sum() > 0
+    assert E.grad.shape == (1000, 32)
+    assert set(np.nonzero(np.abs(E.grad).sum(axis=1))[0]) == set(
+        int(w) for words, _ in minibatch for w in words)
+
+
+def test_lazy_until_value():
+    with bv.Graph() as g:
+        x = bv.tanh(bv.input(np.ones(3)))
+        assert g.n_evaluated == 0 and g.memory is None
+        assert x.shape == (3,)
+        np.testing.assert_allclose(x.value(), np.tanh(np.ones(3)), rtol=1e-6)
+        assert g.n_evaluated == len(g)
+
+
+def test_incremental_forward_runs_only_the_delta():
+    with bv.Graph() as g:
+        a = bv.tanh(bv.input(np.ones(3)))
+        a.value()
+        assert bv.last_run_stats().forward.nodes == 2
+        b = bv.logistic(a) * 2.0
+        c = bv.sum_elems(b)
+        assert c.value() == pytest.approx(float((2 / (1 + np.exp(-np.tanh(1.0)))) * 3), rel=1e-6)
+        assert bv.last_run_stats().forward.nodes == 3   # logistic, scale, sum_elems only
+        np.testing.assert_allclose(a.value(), np.tanh(np.ones(3)), rtol=1e-6)
+
+
+def test_new_graph_without_with():
+    g = bv.new_graph(strategy="depth")
+    assert g.strategy.name == "depth"
+    assert bv.current_graph() is g
+    x = bv.input(2.0) * 3.0
+    assert x.value() == 6.0
+
+
+def test_operators(float64):
+    model = bv.Model(seed=0)
+    W = model.add_parameters((2, 3), init="normal")
+    with bv.Graph():
+        x = bv.input([1.0, -2.0, 0.5])
+        y = bv.input([0.5, 0.25, 2.0])
+        cases = {
+            "add": (x + y, [1.5, -1.75, 2.5]),
+            "sub": (x - y, [0.5, -2.25, -1.5]),
+            "mul": (x * y, [0.5, -0.5, 1.0]),
+            "scalar": (2.0 * x / 4.0, [0.5, -1.0, 0.25]),
+            "rsub": (1.0 - x, [0.0, 3.0, 0.5]),
+            "radd": (1.0 + x, [2.0, -1.0, 1.5]),
+            "neg": (-x, [-1.0, 2.0, -0.5]),
+            "div": (x / y, [2.0, -8.0, 0.25]),
+            "pick": (x[1], -2.0),
+            "slice": (x[1:3], [-2.0, 0.5]),
+            "matmul": (W @ x, W.value() @ np.array([1.0, -2.0, 0.5])),
+            "transpose": (x.T, [[1.0, -2.0, 0.5]]),
+        }
+        for name, (expr, expected) in cases.items():
+            np.testing.assert_allclose(expr.value(), expected, rtol=1e-12, err_msg=name)
+
+
+def test_parameter_values_are_copies_and_dtype_switch():
+    model = bv.Model(seed=0)
+    W = model.add_parameters((2, 2))
+    v = W.value()
+    v[:] = 100.0
+    assert not np.any(W.value() == 100.0)
+    assert W.value().dtype == np.float32
+    bv.set_dtype(np.float64)
+    assert W.value().dtype == np.float64
+    with bv.Graph():
+        assert (W @ bv.input([1.0, 1.0])).npvalue().dtype == np.float64
+
+
+def test_input_is_copied_at_construction():
+    data = np.ones(3)
+    with bv.Graph():
+        x = bv.input(data)
+        data[:] = 5.0   # changing the array afterwards must not change the graph
+        np.testing.assert_allclose(x.value(), np.ones(3))
+
+
+def test_gradients_accumulate_until_zero_grad():
+    model = bv.Model(seed=0)
+    p = model.add_parameters(3)
+    for _ in range(2):
+        with bv.Graph():
+            bv.sum_elems(p * 1.0).backward()
+    np.testing.assert_allclose(p.grad, 2 * np.ones(3))
+    model.zero_grad()
+    np.testing.assert_allclose(p.grad, np.zeros(3))
+
+
+def test_dropout_is_reproducible_and_independent_of_batching(float64):
+    values = {}
+    for strategy in ("none", "agenda"):
+        with bv.Graph(strategy=strategy):
+            xs = [bv.dropout(bv.input(np.ones(50)), 0.5, seed=s) for s in range(4)]
+            values[strategy] = [x.value() for x in xs]
+    for a, b in zip(values["none"], values["agenda"]):
+        np.testing.assert_array_equal(a, b)
+    kept = np.concatenate(values["none"])
+    assert set(np.unique(kept)) == {0.0, 2.0}
+    assert 0.3 < (kept == 0).mean() < 0.7
+
+
+def test_signatures_are_interned_without_collisions():
+    model = bv.Model()
+    W = model.add_parameters((3, 3), name="W")
+    V = model.add_parameters((3, 3), name="V")
+    with bv.Graph() as g:
+        x = bv.zeros(3)
+        a, b, c = W @ x, W @ x, V @ x
+        assert g.sigs[a.node] == g.sigs[b.node] != g.sigs[c.node]
+        assert g.signature_name(g.sigs[a.node]) == f"matmul-W#{g.param_node[id(W)]}-3x1"
+        keys = [info.key for info in g.sigtab.infos]
+        assert len(keys) == len(set(keys))
+        ops_per_sig = {}
+        for i in range(len(g)):
+            ops_per_sig.setdefault(g.sigs[i], set()).add(g.ops[i].name)
+        assert all(len(names) == 1 for names in ops_per_sig.values())

@@ -171,18 +171,22 @@ class Expression(Operators):
 
 
 def as_nodes(xs) -> tuple:
-    """``(graph, node ids)`` for a sequence of expressions / parameters, all from one graph."""
-    from .model import ParameterBase
-    from .graph import current_graph
+    """``(graph, node ids)`` for a sequence of expressions / parameters, all from one graph.
 
+    This runs for most nodes built, so it avoids anything but dict lookups and list
+    appends on the common path."""
     graph = None
     for x in xs:
         if type(x) is Expression:
             graph = x.graph
             break
     if graph is None:
+        from .graph import current_graph
+
         graph = current_graph()
-    graph.check_alive()
+    if graph.finished:
+        graph.check_alive()
+    param_node = graph.param_node
     ids = []
     for x in xs:
         if type(x) is Expression:
@@ -192,11 +196,18 @@ def as_nodes(xs) -> tuple:
                     f"graph #{graph.number}; all arguments of an op must come from one graph"
                 )
             ids.append(x.node)
-        elif isinstance(x, ParameterBase):
-            ids.append(graph.parameter_node(x))
         else:
-            raise TypeError(
-                f"expected an Expression or a model parameter, got {type(x).__name__}"
-                + (" (wrap data with bv.input(...))" if isinstance(x, (np.ndarray, list, numbers.Number)) else "")
-            )
+            node = param_node.get(id(x))
+            ids.append(_parameter_node(graph, x) if node is None else node)
     return graph, tuple(ids)
+
+
+def _parameter_node(graph, x) -> int:
+    from .model import ParameterBase
+
+    if isinstance(x, ParameterBase):
+        return graph.parameter_node(x)
+    raise TypeError(
+        f"expected an Expression or a model parameter, got {type(x).__name__}"
+        + (" (wrap data with bv.input(...))" if isinstance(x, (np.ndarray, list, numbers.Number)) else "")
+    )

@@ -51,6 +51,7 @@ class Graph:
         self.sigtab = SignatureTable(FIXED_SIGNATURES)
         self.param_node: dict[int, int] = {}        # id(Parameters) -> node id
         self.param_of_node: dict[int, object] = {}  # node id -> Parameters
+        self.memo: dict = {}  # Op.memo_key -> (signature, shape), see Op.memo_key
         # --- execution state, owned by the executor ---
         self.n_evaluated = 0
         self.memory = None        # created by the executor on the first run
@@ -81,17 +82,29 @@ class Graph:
     def add(self, op: Op, args: tuple, attrs=None) -> "Expression":
         """Build a node of ``op`` over argument node ids ``args``: infer its shape (raising at
         the user's line), compute its signature and depth, and append it."""
-        shapes = self.shapes
-        shape = op.infer_shape([shapes[a] for a in args], attrs)
-        sig = op.fixed_signature
-        if sig is None:
-            if op.batchable:
-                key, shared = op.signature(self, args, attrs, shape)
-            else:  # App. A: unbatchable ops get a signature no other node has
-                key, shared = (op.name, "unbatchable", len(self.ops)), ()
-            sig = self.sigtab.intern(key, op, shared)
+        key = op.memo_key(self, args, attrs)
+        known = self.memo.get(key) if key is not None else None
+        if known is not None:
+            sig, shape = known
+        else:
+            shapes = self.shapes
+            shape = op.infer_shape([shapes[a] for a in args], attrs)
+            sig = op.fixed_signature
+            if sig is None:
+                if op.batchable:
+                    sig_key, shared = op.signature(self, args, attrs, shape)
+                else:  # App. A: unbatchable ops get a signature no other node has
+                    sig_key, shared = (op.name, "unbatchable", len(self.ops)), ()
+                sig = self.sigtab.intern(sig_key, op, shared)
+            if key is not None:
+                self.memo[key] = (sig, shape)
         depths = self.depths
-        depth = 1 + max([depths[a] for a in args]) if args else 0
+        if len(args) == 1:
+            depth = depths[args[0]] + 1
+        elif args:
+            depth = 1 + max([depths[a] for a in args])
+        else:
+            depth = 0
         return self.push(op, args, attrs, shape, sig, depth)
 
     def parameter_node(self, param) -> int:

@@ -183,6 +183,41 @@ class Model:
         for p in self._params:
             p._convert(xp, dtype)
 
+    # --- saving and loading (.npz, one array per parameter name; never pickle) -----------
+    def save(self, path) -> None:
+        """Write every parameter's values to the ``.npz`` file ``path``, keyed by name."""
+        arrays = {p.name: backend.to_numpy(p._array) for p in self._params}
+        with open(path, "wb") as f:  # a file object: np.savez would append ".npz" to a name
+            np.savez(f, **arrays)
+
+    def load(self, path) -> None:
+        """Read parameter values saved by :meth:`save`. Every parameter of this model must be
+        in the file with its exact shape, and the file must hold nothing else; otherwise a
+        ``ValueError`` names the problem and *no* parameter is changed."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {name: data[name] for name in data.files}
+        except FileNotFoundError:
+            raise
+        except Exception as exc:
+            raise ValueError(f"{path} is not a batchviz model file (.npz): {exc}") from exc
+        names = [p.name for p in self._params]
+        missing = [n for n in names if n not in arrays]
+        extra = sorted(set(arrays) - set(names))
+        if missing or extra:
+            raise ValueError(f"{path} does not match this model: missing parameters "
+                             f"{missing or 'none'}, unexpected parameters {extra or 'none'}")
+        for p in self._params:
+            values = arrays[p.name]
+            if values.shape != p.shape:
+                raise ValueError(f"{path}: parameter {p.name!r} has shape {values.shape} in the "
+                                 f"file but {p.shape} in the model")
+            if values.dtype.kind != "f" or not np.all(np.isfinite(values)):
+                raise ValueError(f"{path}: parameter {p.name!r} holds {values.dtype} values "
+                                 "that are not finite floats")
+        for p in self._params:
+            p._array = backend.to_device(arrays[p.name])
+
     def __repr__(self) -> str:
         n = sum(int(np.prod(p.shape)) for p in self._params)
         return f"<bv.Model {len(self._params)} parameters, {n} values>"

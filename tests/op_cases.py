@@ -59,6 +59,32 @@ CASES = {
     "pickneglogsoftmax": ([(5,)], lambda P, k: bv.pickneglogsoftmax(v(P[0]), (2 * k) % 5)),
     "dropout": ([(6,)], lambda P, k: bv.dropout(v(P[0]), 0.4, seed=100 + k)),
     "lookup": ([], None),  # lookup tables need LookupParameters: see test_lookup_gradient
+    # fused LSTM ops (batchviz/ops/lstm.py): hidden = 2, gates [i, f..., o, u]
+    "lstm_gates": ([(8,), (8, 3), (3,), (8, 2), (2,), (3, 2), (2, 2)], lambda P, k: [
+        bv.lstm_gates([P[0], P[1], v(P[2]), P[3], v(P[4])], 2),            # shared b, W
+        bv.lstm_gates([v(P[0]), v(P[1]), v(P[2]), v(P[3]), v(P[4])], 2),   # nothing shared
+        bv.lstm_gates([P[0], P[1], v(P[5]), P[3], v(P[6])], 2),            # columns
+        bv.vanilla_lstm_gates(v(P[2]), None, P[1], P[3], P[0]),             # no recurrence
+    ][k % 4]),
+    "lstm_c": ([(2,), (2,), (8,), (10,), (6,), (2, 3), (8, 3)], lambda P, k: [
+        bv.vanilla_lstm_c(v(P[0]), v(P[2])),                                # sequence LSTM
+        bv.lstm_c([v(P[0]), v(P[1])], v(P[3])),                             # Tree-LSTM node
+        bv.lstm_c([], v(P[4])),                                             # Tree-LSTM leaf
+        bv.lstm_c([v(P[5])], v(P[6])),                                      # columns
+    ][k % 4]),
+    "lstm_h": ([(2,), (8,), (10,), (2, 3), (8, 3)], lambda P, k: [
+        bv.vanilla_lstm_h(v(P[0]), v(P[1])),
+        bv.lstm_h(v(P[0]), v(P[2])),
+        bv.lstm_h(v(P[3]), v(P[4])),
+    ][k % 3]),
+    # manual batching (batchviz/ops/columns.py); lookup_batch: see tests/test_nn.py
+    "lookup_batch": ([], None),
+    "affine_batch": ([(3,), (3, 4), (4, 2)], lambda P, k: [
+        bv.affine_batch(P[0], P[1], v(P[2])),
+        bv.affine_batch(v(P[0]), v(P[1]), v(P[2])),
+    ][k % 2]),
+    "pickneglogsoftmax_batch": ([(4, 3)], lambda P, k: bv.pickneglogsoftmax_batch(
+        v(P[0]), [k % 4, (k + 1) % 4, 2])),
 }
 
 #: ops whose nodes have no differentiable inputs

@@ -54,6 +54,14 @@ class Op:
         shapes = graph.shapes
         return (self.name, shape) + tuple(shapes[a] for a in args), ()
 
+    def memo_key(self, graph, args: tuple, attrs):
+        """A key that fully determines this node's shape *and* signature, or None.
+
+        Ops that define it (matmul, affine_transform, concatenate) have their shape check
+        and signature computed once per distinct key per graph, then looked up: an LSTM
+        builds the same ``W @ x`` shape thousands of times."""
+        return None
+
     def error(self, message: str) -> ShapeError:
         return ShapeError(f"{self.name}: {message}")
 

@@ -78,6 +78,11 @@ class MatMul(Op):
         a_key, shared = _factor_key(graph, args[0])
         return ("matmul", a_key, graph.shapes[args[1]]), ((0,) if shared else ())
 
+    def memo_key(self, graph, args, attrs):
+        a, x = args
+        shapes = graph.shapes
+        return (self, a if a in graph.param_of_node else shapes[a], shapes[x])
+
     def forward(self, xp, ins, attrs, n):
         A, x = ins
         return _mm_forward(xp, A, x, A.ndim == 2)
@@ -118,6 +123,11 @@ class AffineTransform(Op):
             else:
                 key.append(graph.shapes[node])
         return tuple(key), tuple(shared)
+
+    def memo_key(self, graph, args, attrs):
+        params, shapes = graph.param_of_node, graph.shapes
+        return (self,) + tuple(a if (i == 0 or i % 2 == 1) and a in params else shapes[a]
+                               for i, a in enumerate(args))
 
     def forward(self, xp, ins, attrs, n):
         b = ins[0]

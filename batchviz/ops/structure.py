@@ -34,6 +34,10 @@ class Concatenate(Op):
             raise self.error("cannot concatenate scalars; make them vectors with bv.reshape(x, (1,))")
         return (sum(s[0] for s in shapes),) + first[1:]
 
+    def memo_key(self, graph, args, attrs):
+        shapes = graph.shapes
+        return (self,) + tuple(shapes[a] for a in args)
+
     def forward(self, xp, ins, attrs, n):
         return xp.concatenate(ins, axis=1)
 

@@ -372,19 +372,24 @@ def launch_chromium(playwright, *, headless: bool = True, **kwargs):
 # --------------------------------------------------------------------------- #
 # JupyterLab page helpers
 # --------------------------------------------------------------------------- #
-# Shared JS: the current notebook panel (or null) via the exposed app.
-_JS_PANEL = """
-const __panel = () => {
-  const app = window.jupyterapp;
-  if (!app || !app.shell) return null;
-  const w = app.shell.currentWidget;
-  return (w && w.content && w.sessionContext && w.context) ? w : null;
-};
+# Shared JS helper, pasted at the top of each page function below (each of them is a
+# plain function expression, so Playwright calls it with its argument).
+_PANEL_JS = """
+  const __panel = () => {
+    const app = window.jupyterapp;
+    if (!app || !app.shell) return null;
+    const w = app.shell.currentWidget;
+    return (w && w.content && w.sessionContext && w.context) ? w : null;
+  };
 """
 
-_JS_OPENED = _JS_PANEL + """
-(path) => {
-  const dialog = document.querySelector('.jp-Dialog');
+
+def _page_fn(params: str, body: str) -> str:
+    """``(params) => { <__panel helper> body }`` as a string for page.evaluate / wait_for_function."""
+    return f"({params}) => {{{_PANEL_JS}{body}}}"
+
+
+_JS_OPENED = _page_fn("path", """  const dialog = document.querySelector('.jp-Dialog');
   if (dialog) return {dialog: dialog.innerText};
   const w = __panel();
   if (!w || w.context.path !== path || !w.context.isReady) return false;
@@ -392,21 +397,13 @@ _JS_OPENED = _JS_PANEL + """
   const k = s.session && s.session.kernel;
   if (s.isReady && !k) return {dialog: 'notebook opened without a kernel (No Kernel)'};
   if (!k || k.connectionStatus !== 'connected' || k.status !== 'idle') return false;
-  return {ok: true, kernel: k.name};
-}
-"""
+  return {ok: true, kernel: k.name};""")
 
-_JS_KERNEL_IDLE = _JS_PANEL + """
-() => {
-  const w = __panel();
+_JS_KERNEL_IDLE = _page_fn("", """  const w = __panel();
   const k = w && w.sessionContext.session && w.sessionContext.session.kernel;
-  return !!k && k.connectionStatus === 'connected' && k.status === 'idle';
-}
-"""
+  return !!k && k.connectionStatus === 'connected' && k.status === 'idle';""")
 
-_JS_CELL_STATE = _JS_PANEL + """
-() => {
-  const w = __panel();
+_JS_CELL_STATE = _page_fn("", """  const w = __panel();
   if (!w) return null;
   return w.content.widgets.map((cell, i) => {
     const m = cell.model;
@@ -421,13 +418,9 @@ _JS_CELL_STATE = _JS_PANEL + """
       }
     }
     return out;
-  });
-}
-"""
+  });""")
 
-_JS_RUN_DONE = _JS_PANEL + """
-() => {
-  const w = __panel();
+_JS_RUN_DONE = _page_fn("", """  const w = __panel();
   if (!w) return false;
   const pending = [];
   for (const [i, cell] of w.content.widgets.entries()) {
@@ -444,15 +437,11 @@ _JS_RUN_DONE = _JS_PANEL + """
   if (pending.length) return false;
   const k = w.sessionContext.session && w.sessionContext.session.kernel;
   if (!k || k.status !== 'idle') return false;
-  return {ok: true};
-}
-"""
+  return {ok: true};""")
 
 # Every widget-view output of the current notebook has rendered: its DOM node holds a real
 # view (.jupyter-widgets) or the widget manager's error text.  Returns the errors, if any.
-_JS_WIDGETS_SETTLED = _JS_PANEL + """
-() => {
-  const w = __panel();
+_JS_WIDGETS_SETTLED = _page_fn("", """  const w = __panel();
   if (!w) return false;
   const errors = [];
   for (const [i, cell] of w.content.widgets.entries()) {
@@ -469,9 +458,7 @@ _JS_WIDGETS_SETTLED = _JS_PANEL + """
       if (!child.node.querySelector('.jupyter-widgets')) return false;
     }
   }
-  return {errors};
-}
-""" % WIDGET_VIEW_MIME
+  return {errors};""") % WIDGET_VIEW_MIME
 
 
 def _strip_ansi(s: str) -> str:
@@ -538,7 +525,8 @@ def run_all_cells(page, *, timeout: float = 120_000, via: str = "menu", wait_for
         "() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')"
     )
     page.wait_for_function(
-        _JS_PANEL + "() => __panel().content.widgets.every(c => c.model.type !== 'code' || c.model.executionCount === null)",
+        _page_fn("", "return __panel().content.widgets.every("
+                 "c => c.model.type !== 'code' || c.model.executionCount === null);"),
         timeout=10_000,
     )
     if via == "menu":

@@ -1,0 +1,40 @@
+# batchviz: the two commands of the README do all the set-up on a fresh machine.
+#   make demo   - create .venv, install batchviz, explain the paper's Figure 1 example
+#   make test   - create .venv, install batchviz with test extras (and, as root, Debian's
+#                 graphviz and chromium), run the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PYTEST_ARGS ?=
+
+.PHONY: demo test test-fast bench docs clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+# re-install only when pyproject.toml changes
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e ".[dev,browser,notebooks,bench,docs]"
+	touch $@ $(VENV)/.demo-installed
+
+demo: $(VENV)/.demo-installed
+	$(BIN)/python -m batchviz demo
+
+test: $(VENV)/.test-installed
+	bash scripts/install-browser-deps.sh
+	$(BIN)/python -m pytest -n 2 -m "not browser" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m browser tests/browser $(PYTEST_ARGS)
+
+test-fast: $(VENV)/.test-installed
+	$(BIN)/python -m pytest -n 2 -m "not browser and not slow" $(PYTEST_ARGS)
+
+bench: $(VENV)/.test-installed
+	$(BIN)/python -m benchmarks all
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis artifacts docs/_build

@@ -1,0 +1,108 @@
+"""Why nodes stayed in small batches, and the one-line verdict.
+
+Nodes of two signatures never share a batch, so "why is this signature in many small
+batches?" has two possible answers: its nodes depend on each other (a dependency chain
+of that signature: no strategy can do better), or nodes that *look* similar have a different
+signature - and then comparing the two signature keys part by part names the difference:
+the op, a shape, or the shared argument (``W#3`` vs ``W#9``).
+"""
+from __future__ import annotations
+
+from ..signature import shape_text
+
+
+def _is_shape(part) -> bool:
+    return isinstance(part, tuple) and all(isinstance(d, int) for d in part)
+
+
+def _is_node(part) -> bool:
+    return isinstance(part, tuple) and len(part) == 2 and part[0] == "node"
+
+
+def _part_text(part, graph) -> str:
+    if _is_node(part):
+        param = graph.param_of_node.get(part[1])
+        return f"{param.name}#{part[1]}" if param is not None else f"node {part[1]}"
+    if _is_shape(part):
+        return shape_text(part)
+    return str(part)
+
+
+def key_differences(graph, key_a: tuple, key_b: tuple) -> list:
+    """``[(what, a, b)]``: the parts in which two signature keys differ, in words."""
+    if key_a[0] != key_b[0]:
+        return [("op", str(key_a[0]), str(key_b[0]))]
+    if len(key_a) != len(key_b):
+        return [("number of arguments", str(len(key_a) - 1), str(len(key_b) - 1))]
+    op = graph.sigtab.infos[graph.sigtab.ids[key_a]].op if key_a in graph.sigtab.ids else None
+    out = []
+    for pa, pb in zip(key_a[1:], key_b[1:]):
+        if pa == pb:
+            continue
+        if _is_node(pa) or _is_node(pb):
+            what = "shared argument"
+        elif _is_shape(pa) and _is_shape(pb):
+            what = "shape"
+        elif isinstance(pa, int) and isinstance(pb, int) and op is not None and op.arity is None:
+            what = "number of arguments"
+        else:
+            what = "attribute"
+        out.append((what, _part_text(pa, graph), _part_text(pb, graph)))
+    return out
+
+
+def nearest_neighbour(graph, sig: int, node_counts: dict):
+    """The signature of the same op whose key differs from ``sig``'s in the fewest parts
+    (ties: the one with more nodes), with the differences; None if the op has no other."""
+    key = graph.sigtab[sig].key
+    best = None
+    for other, count in node_counts.items():
+        if other == sig:
+            continue
+        other_key = graph.sigtab[other].key
+        if other_key[0] != key[0] or (len(other_key) > 1 and other_key[1] == "unbatchable"):
+            continue
+        diffs = key_differences(graph, key, other_key)
+        rank = (len(diffs), -count)
+        if best is None or rank < best[0]:
+            best = (rank, other, diffs)
+    return None if best is None else (best[1], best[2])
+
+
+def small_batch_reason(graph, sig: int, batches: int, bound: int, node_counts: dict) -> str:
+    key = graph.sigtab[sig].key
+    if len(key) > 1 and key[1] == "unbatchable":
+        return f"{key[0]} is unbatchable: each of its nodes has a signature of its own (App. A)"
+    parts = []
+    if batches <= bound:
+        parts.append(f"its nodes form a dependency chain of {bound}: no strategy needs fewer batches")
+    elif bound > 1:
+        parts.append(f"{batches - bound} batches more than its longest dependency chain ({bound})")
+    found = nearest_neighbour(graph, sig, node_counts)
+    if found is not None:
+        other, diffs = found
+        what = "; ".join(f"{w} {a} vs {b}" for w, a, b in diffs[:2])
+        parts.append(f"cannot join the {node_counts[other]} nodes of "
+                     f"{graph.signature_name(other)}: {what}")
+    elif not parts:
+        parts.append(f"no other node computes {key[0]} with this signature")
+    return "; ".join(parts)
+
+
+def verdict(results: dict, rows: list) -> str:
+    """One line: how agenda and depth compare, and the signature that makes the difference."""
+    if "agenda" not in results or "depth" not in results:
+        best = min(results.values(), key=lambda r: r.kernels)
+        return f"{best.name} needs the fewest kernel launches ({best.kernels})"
+    a, d = results["agenda"].kernels, results["depth"].kernels
+    if a == d:
+        return (f"agenda and depth need the same number of launches ({a}): depth batching "
+                "already finds every batch the agenda finds on this graph")
+    winner, loser = ("agenda", "depth") if a < d else ("depth", "agenda")
+    w, l = min(a, d), max(a, d)
+    pct = round(100 * (l - w) / l)
+    gain = max(rows, key=lambda r: r.batches.get(loser, 0) - r.batches.get(winner, 0))
+    where = (f"depth {gain.min_depth}" if gain.min_depth == gain.max_depth
+             else f"depths {gain.min_depth}\u2013{gain.max_depth}")
+    return (f"{winner} needs {pct}% fewer launches than {loser}: the {gain.nodes} "
+            f"{gain.name} nodes sit at {where}")

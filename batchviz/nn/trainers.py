@@ -1,0 +1,117 @@
+"""Trainers: SGD (with learning-rate decay) and Adam, with gradient clipping.
+
+The protocol is DyNet's: build the loss, ``loss.backward()`` accumulates every parameter's
+gradient (``p.grad_array()``), then ``trainer.update()`` applies the gradients and zeroes
+them. Everything stays on the backend (``xp``): the clipping norm is a device scalar and is
+never copied to the host, so a CuPy training step makes no host transfer.
+
+Lookup tables receive dense gradient arrays whose untouched rows are zero. SGD leaves those
+rows unchanged by construction; Adam masks them, so a row's moments move only when the row
+was used (DyNet's sparse updates), while the arithmetic stays one dense kernel per step.
+"""
+from __future__ import annotations
+
+from ..backend import state
+from ..model import LookupParameters
+
+
+class Trainer:
+    """Base class: gradient clipping and the update loop; subclasses define ``_step``."""
+
+    def __init__(self, model, learning_rate: float, clip_threshold: float | None = 5.0):
+        if learning_rate <= 0:
+            raise ValueError(f"learning_rate must be positive, got {learning_rate}")
+        if clip_threshold is not None and clip_threshold <= 0:
+            raise ValueError(f"clip_threshold must be positive or None, got {clip_threshold}")
+        self.model = model
+        self.learning_rate = float(learning_rate)
+        self.clip_threshold = clip_threshold
+        self.updates = 0
+        self.last_gradient_norm = None  # a device scalar: read it with float() when needed
+
+    def update(self) -> None:
+        """Apply the accumulated gradients of every parameter, then zero them."""
+        params = [p for p in self.model.parameters() if p._grad is not None]
+        if not params:
+            return
+        scale = self._clip_scale([p._grad for p in params])
+        self.updates += 1
+        for p in params:
+            self._step(p, p._grad, scale)
+            p.zero_grad()
+
+    def _clip_scale(self, grads):
+        """``min(1, threshold / ||g||)`` over all gradients together (global-norm clipping),
+        as a device scalar; 1.0 when clipping is off."""
+        xp = state.xp
+        total = None
+        for g in grads:
+            flat = g.reshape(-1)
+            sq = xp.dot(flat, flat)
+            total = sq if total is None else total + sq
+        norm = xp.sqrt(total)
+        self.last_gradient_norm = norm
+        if self.clip_threshold is None:
+            return 1.0
+        return xp.minimum(1.0, self.clip_threshold / xp.maximum(norm, 1e-12))
+
+    def _step(self, p, grad, scale) -> None:
+        raise NotImplementedError
+
+
+class SGDTrainer(Trainer):
+    """Plain SGD: ``p -= eta * g`` with ``eta = learning_rate / (1 + decay * epoch)``.
+
+    Call :meth:`new_epoch` after every pass over the data to decay the learning rate (DyNet's
+    ``SimpleSGDTrainer`` with ``eta_decay``)."""
+
+    def __init__(self, model, learning_rate: float = 0.1, decay: float = 0.0,
+                 clip_threshold: float | None = 5.0):
+        super().__init__(model, learning_rate, clip_threshold)
+        if decay < 0:
+            raise ValueError(f"decay must be >= 0, got {decay}")
+        self.initial_learning_rate = self.learning_rate
+        self.decay = float(decay)
+        self.epoch = 0
+
+    def new_epoch(self) -> None:
+        self.epoch += 1
+        self.learning_rate = self.initial_learning_rate / (1.0 + self.decay * self.epoch)
+
+    def _step(self, p, grad, scale) -> None:
+        step = grad * (self.learning_rate * scale)
+        p._array -= step
+
+
+class AdamTrainer(Trainer):
+    """Adam (Kingma & Ba, 2015) with bias correction; per-parameter moments on the device."""
+
+    def __init__(self, model, learning_rate: float = 0.001, beta1: float = 0.9,
+                 beta2: float = 0.999, eps: float = 1e-8, clip_threshold: float | None = 5.0):
+        super().__init__(model, learning_rate, clip_threshold)
+        if not (0 <= beta1 < 1 and 0 <= beta2 < 1):
+            raise ValueError(f"betas must be in [0, 1), got {beta1}, {beta2}")
+        self.beta1, self.beta2, self.eps = float(beta1), float(beta2), float(eps)
+        self._moments: dict[int, tuple] = {}  # id(parameter) -> (m, v)
+
+    def _step(self, p, grad, scale) -> None:
+        xp = state.xp
+        moments = self._moments.get(id(p))
+        if moments is None or moments[0].shape != grad.shape or moments[0].dtype != grad.dtype:
+            moments = (xp.zeros_like(grad), xp.zeros_like(grad))
+            self._moments[id(p)] = moments
+        m, v = moments
+        g = grad * scale
+        t = self.updates
+        eta = self.learning_rate * (1.0 - self.beta2 ** t) ** 0.5 / (1.0 - self.beta1 ** t)
+        if isinstance(p, LookupParameters):
+            touched = xp.any(grad != 0, axis=1, keepdims=True)
+            m[...] = xp.where(touched, self.beta1 * m + (1.0 - self.beta1) * g, m)
+            v[...] = xp.where(touched, self.beta2 * v + (1.0 - self.beta2) * g * g, v)
+            p._array -= xp.where(touched, eta * m / (xp.sqrt(v) + self.eps), 0.0).astype(grad.dtype)
+            return
+        m *= self.beta1
+        m += (1.0 - self.beta1) * g
+        v *= self.beta2
+        v += (1.0 - self.beta2) * g * g
+        p._array -= (eta * m / (xp.sqrt(v) + self.eps)).astype(grad.dtype, copy=False)

@@ -1,0 +1,60 @@
+"""The binary constituency Tree-LSTM of Tai et al. (2015), as a per-node cell.
+
+A node with children ``(h_L, c_L)`` and ``(h_R, c_R)`` computes gates
+``[i, f_L, f_R, o, u] = sigmoid/tanh(b + U_L h_L + U_R h_R)`` (each forget gate sees both
+children, Tai et al.'s N-ary Tree-LSTM with N = 2), then ``c = i*u + f_L*c_L + f_R*c_R``
+and ``h = o * tanh(c)``. A leaf reads its word vector ``x``: ``[i, o, u]`` from
+``b' + W x`` and ``c = i*u``. Each is three fused nodes (``bv.lstm_gates``, ``bv.lstm_c``,
+``bv.lstm_h``); the runtime batches the nodes of all trees of a minibatch.
+"""
+from __future__ import annotations
+
+from ..ops.lstm import lstm_c, lstm_gates, lstm_h
+
+
+class TreeLSTMCell:
+    """Parameters of a binary Tree-LSTM; :meth:`leaf` and :meth:`node` build one tree node."""
+
+    def __init__(self, model, input_dim: int, hidden_dim: int, name: str = "tree"):
+        H = self.hidden_dim = int(hidden_dim)
+        if H < 1 or input_dim < 1:
+            raise ValueError(f"dimensions must be positive, got input {input_dim}, hidden {hidden_dim}")
+        self.W = model.add_parameters((3 * H, input_dim), name=f"{name}.W")      # leaf [i, o, u]
+        self.b_leaf = model.add_parameters((3 * H,), init="zeros", name=f"{name}.b_leaf")
+        self.U_L = model.add_parameters((5 * H, H), name=f"{name}.U_L")           # [i, fL, fR, o, u]
+        self.U_R = model.add_parameters((5 * H, H), name=f"{name}.U_R")
+        bias = [0.0] * H + [1.0] * (2 * H) + [0.0] * (2 * H)                       # forget gates at 1
+        self.b = model.add_parameters((5 * H,), init=bias, name=f"{name}.b")
+
+    def leaf(self, x) -> tuple:
+        """``(h, c)`` of a leaf reading the vector ``x``."""
+        gates = lstm_gates([self.b_leaf, self.W, x], self.hidden_dim)
+        c = lstm_c((), gates)
+        return lstm_h(c, gates), c
+
+    def node(self, left: tuple, right: tuple) -> tuple:
+        """``(h, c)`` of an inner node from its children's ``(h, c)``."""
+        (h_l, c_l), (h_r, c_r) = left, right
+        gates = lstm_gates([self.b, self.U_L, h_l, self.U_R, h_r], self.hidden_dim)
+        c = lstm_c((c_l, c_r), gates)
+        return lstm_h(c, gates), c
+
+    def encode(self, tree, leaf_input) -> list:
+        """``[(node, h), ...]`` for every node of ``tree`` (a :class:`batchviz.data.Tree`
+        with at most two children per node) in post-order; ``leaf_input(word)`` gives a
+        leaf's input vector. Iterative, so deep trees cannot exhaust the recursion limit."""
+        states = {}
+        out = []
+        for node in tree.nodes():
+            if node.is_leaf:
+                state = self.leaf(leaf_input(node.word))
+            elif len(node.children) == 2:
+                state = self.node(states[id(node.children[0])], states[id(node.children[1])])
+            elif len(node.children) == 1:  # unary chains (PTB): pass the child through
+                state = states[id(node.children[0])]
+            else:
+                raise ValueError(f"a binary Tree-LSTM cannot read a node with "
+                                 f"{len(node.children)} children; binarize the tree first")
+            states[id(node)] = state
+            out.append((node, state[0]))
+        return out

@@ -1,0 +1,167 @@
+"""Ops for *manual* batching: matrices whose columns are the instances of a minibatch.
+
+The paper's baseline "Train-Batch-Manual" (§4.1) aggregates the inputs of all sentences
+that share a time step into one matrix and runs the network on matrices. batchviz has no
+hidden minibatch dimension, so manual batching is written with matrices of ``m`` columns,
+one per instance, and these three ops (DyNet's names) fill the gaps that plain matrices
+leave:
+
+* ``lookup_batch(E, ids)``: the ``(dim, m)`` matrix whose column ``j`` is ``E[ids[j]]``;
+* ``affine_batch(b, W, X)``: ``W @ X`` plus the bias vector ``b`` added to every column;
+* ``pickneglogsoftmax_batch(X, labels)``: the summed loss ``sum_j -log softmax(X[:, j])[labels[j]]``.
+
+They are ordinary ops with signatures, so automatic batching still applies on top of manual
+batching (the paper's rows "manual + depth/agenda": the lookups and losses of all time steps
+batch together).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import backend
+from .base import Op, register, shared_node
+from ._build import build
+from .leaves import SparseRows
+from .linalg import _factor_key, _mm_backward, _mm_forward, _mm_shape
+from .losses import _log_softmax
+
+
+class LookupBatch(Op):
+    """Columns ``E[ids[0]], ..., E[ids[m-1]]`` of a lookup table, as one ``(dim, m)`` matrix."""
+
+    name = "lookup_batch"
+
+    def infer_shape(self, shapes, attrs):
+        return (shapes[0][1], len(attrs))
+
+    def signature(self, graph, args, attrs, shape):
+        return ("lookup_batch", shared_node(args[0]), shape), (0,)
+
+    def forward(self, xp, ins, attrs, n):
+        rows = backend.to_device_index(np.asarray(attrs, dtype=np.int64))  # (n, m)
+        return ins[0][rows].transpose(0, 2, 1)
+
+    def backward(self, xp, ins, out, gout, attrs, n, needs):
+        rows = backend.to_device_index(np.asarray(attrs, dtype=np.int64).reshape(-1))
+        dim = ins[0].shape[1]
+        return [SparseRows(rows, gout.transpose(0, 2, 1).reshape(-1, dim))]
+
+
+class AffineBatch(Op):
+    """``W @ X + b`` with the vector ``b`` added to every column of ``W @ X``."""
+
+    name = "affine_batch"
+    cheap = False
+    arity = 3
+
+    def infer_shape(self, shapes, attrs):
+        b, W, X = shapes
+        if len(b) != 1:
+            raise self.error(f"the bias must be a vector, got shape {b}")
+        if len(X) != 2:
+            raise self.error(f"X must be a matrix with one column per instance, got shape {X}")
+        out = _mm_shape(self, W, X)
+        if out[0] != b[0]:
+            raise self.error(f"W{W} @ X{X} has {out[0]} rows but the bias has {b[0]}")
+        return out
+
+    def signature(self, graph, args, attrs, shape):
+        b_key, b_shared = _factor_key(graph, args[0])
+        w_key, w_shared = _factor_key(graph, args[1])
+        shared = tuple(p for p, s in ((0, b_shared), (1, w_shared)) if s)
+        return ("affine_batch", b_key, w_key, graph.shapes[args[2]]), shared
+
+    def forward(self, xp, ins, attrs, n):
+        b, W, X = ins
+        out = _mm_forward(xp, W, X, W.ndim == 2)
+        out += b[..., None]
+        return out
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        b, W, X = ins
+        gb = None
+        if needs[0]:
+            gb = g.sum(axis=(0, 2)) if b.ndim == 1 else g.sum(axis=2)
+        gW, gX = _mm_backward(xp, W, X, g, W.ndim == 2, needs[1], needs[2])
+        return [gb, gW, gX]
+
+
+class PickNegLogSoftmaxBatch(Op):
+    """``sum_j -log softmax(X[:, j])[labels[j]]`` over the columns of a ``(classes, m)`` matrix."""
+
+    name = "pickneglogsoftmax_batch"
+
+    def infer_shape(self, shapes, attrs):
+        X = shapes[0]
+        if len(X) != 2:
+            raise self.error(f"needs a (classes, m) matrix, got shape {X}")
+        if len(attrs) != X[1]:
+            raise self.error(f"{len(attrs)} labels for a matrix of {X[1]} columns")
+        bad = [c for c in attrs if not 0 <= c < X[0]]
+        if bad:
+            raise IndexError(f"pickneglogsoftmax_batch: class {bad[0]} is out of range for "
+                             f"{X[0]} scores")
+        return ()
+
+    def _picked(self, xp, attrs, n, m):
+        labels = backend.to_device_index(np.asarray(attrs, dtype=np.int64))  # (n, m)
+        return xp.arange(n)[:, None], labels, xp.arange(m)[None, :]
+
+    def forward(self, xp, ins, attrs, n):
+        X = ins[0]  # (n, classes, m): the softmax runs over axis 1
+        logp = _log_softmax(xp, X)
+        i, lab, j = self._picked(xp, attrs, n, X.shape[2])
+        return -logp[i, lab, j].sum(axis=1)
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        X = ins[0]
+        probs = xp.exp(_log_softmax(xp, X))  # (n, classes, m)
+        i, lab, j = self._picked(xp, attrs, n, X.shape[2])
+        probs[i, lab, j] -= 1.0
+        probs *= g[:, None, None]
+        return [probs]
+
+
+_LOOKUP_BATCH = register(LookupBatch())
+_AFFINE_BATCH = register(AffineBatch())
+_PNLS_BATCH = register(PickNegLogSoftmaxBatch())
+
+
+def _int_list(values, what):
+    out = []
+    for v in values:
+        if not isinstance(v, numbers.Integral):
+            raise TypeError(f"{what}: indices must be ints, got {type(v).__name__}")
+        out.append(int(v))
+    if not out:
+        raise ValueError(f"{what}: needs at least one index")
+    return tuple(out)
+
+
+def lookup_batch(table, indices):
+    """The ``(dim, m)`` matrix whose column ``j`` is row ``indices[j]`` of ``table``."""
+    from ..model import LookupParameters
+
+    if not isinstance(table, LookupParameters):
+        raise TypeError(f"lookup_batch needs lookup parameters, got {type(table).__name__}")
+    rows = _int_list(indices, "lookup_batch")
+    bad = [r for r in rows if not 0 <= r < table.shape[0]]
+    if bad:
+        raise IndexError(f"lookup_batch: index {bad[0]} is out of range for {table.name}, "
+                         f"which has {table.shape[0]} rows")
+    return build(_LOOKUP_BATCH, (table,), rows)
+
+
+def affine_batch(b, W, X):
+    """``W @ X`` with the bias vector ``b`` added to every column."""
+    return build(_AFFINE_BATCH, (b, W, X))
+
+
+def pickneglogsoftmax_batch(X, labels):
+    """Summed cross-entropy of the columns of ``X`` (classes x m) against ``labels`` (m ints)."""
+    return build(_PNLS_BATCH, (X,), _int_list(labels, "pickneglogsoftmax_batch"))
+
+
+__all__ = ["lookup_batch", "affine_batch", "pickneglogsoftmax_batch"]

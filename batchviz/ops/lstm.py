@@ -1,0 +1,285 @@
+"""Fused LSTM ops: three nodes per LSTM step instead of about fifteen.
+
+Written naively, one LSTM step is an affine transform, a slice per gate, three sigmoids, a
+tanh, three products, a sum and another tanh: about fifteen nodes. Every node costs graph
+construction, scheduling and a kernel launch, so (like DyNet's ``vanilla_lstm_*``) batchviz
+offers the step as three ops whose signatures still batch across instances:
+
+* ``lstm_gates([b, W1, x1, W2, x2, ...], hidden)``: the pre-activations ``b + sum W_j x_j``
+  passed through the gate nonlinearities. The result has ``k`` blocks of ``hidden`` rows:
+  every block but the last is a sigmoid gate, the last is the tanh *candidate* ``u``.
+* ``lstm_c([c_1, ..., c_K], gates)``: the new memory cell ``i*u + f_1*c_1 + ... + f_K*c_K``
+  for a gate layout ``[i, f_1, ..., f_K, o, u]`` (K = 1: a sequence LSTM; K = 2: a binary
+  Tree-LSTM node of Tai et al., 2015, with one forget gate per child; K = 0: a Tree-LSTM
+  leaf).
+* ``lstm_h(c, gates)``: the output ``o * tanh(c)``; ``o`` is always the second-to-last block.
+
+Signatures follow the paper's Appendix A like ``affine_transform``: a weight or bias that is
+a model parameter is a *shared* argument (its node id is in the signature), so the gates of
+all instances at one step become one matrix-matrix product ``W @ [x_1 ... x_n]``.
+
+Inputs are vectors ``(d,)``, or matrices ``(d, m)`` whose ``m`` columns are instances
+(manual batching): the bias ``(k*hidden,)`` is then added to every column.
+"""
+from __future__ import annotations
+
+from .base import Op, register
+from ._build import build
+from .linalg import _factor_key, _mm_backward, _mm_forward, _mm_shape
+
+
+def _columns(op, shapes, what):
+    """The trailing (column) dimensions shared by all of ``shapes``: ``()`` or ``(m,)``."""
+    tails = {s[1:] for s in shapes}
+    if len(tails) != 1:
+        raise op.error(f"{what} must all be vectors or all have the same number of columns, "
+                       "got shapes " + ", ".join(str(s) for s in shapes))
+    tail = tails.pop()
+    if len(tail) > 1:
+        raise op.error(f"{what} must be vectors or matrices, got shapes {shapes}")
+    return tail
+
+
+def _bias_view(b, out):
+    """``b`` shaped to broadcast against ``out``: shared ``(D,)`` or stacked ``(n, D)``
+    biases, for vector outputs ``(n, D)`` or column outputs ``(n, D, m)``."""
+    if out.ndim == 3:
+        return b[..., None]
+    return b
+
+
+def _sigmoid_(x, xp):
+    """In-place logistic sigmoid, as ``0.5 * (1 + tanh(x / 2))`` (never overflows)."""
+    x *= 0.5
+    xp.tanh(x, out=x)
+    x += 1.0
+    x *= 0.5
+
+
+class LSTMGates(Op):
+    """``[b, W1, x1, ...] -> sigmoid/tanh(b + sum_j W_j x_j)`` in blocks of ``hidden`` rows."""
+
+    name = "lstm_gates"
+    cheap = False
+    arity = None
+
+    def infer_shape(self, shapes, attrs):
+        hidden = attrs
+        if len(shapes) < 3 or len(shapes) % 2 == 0:
+            raise self.error("takes [b, W1, x1, W2, x2, ...]: an odd number (>= 3) of "
+                             f"expressions, got {len(shapes)}")
+        b = shapes[0]
+        if len(b) != 1:
+            raise self.error(f"the bias must be a vector, got shape {b}")
+        if b[0] % hidden or b[0] // hidden < 3:
+            raise self.error(f"the bias has {b[0]} rows, which is not 3 or more blocks of "
+                             f"hidden={hidden} rows (gates [i, f..., o, u])")
+        tail = _columns(self, list(shapes[2::2]), "the inputs x_j")
+        for i in range(1, len(shapes), 2):
+            term = _mm_shape(self, shapes[i], shapes[i + 1])
+            if term[0] != b[0]:
+                raise self.error(f"term {i // 2 + 1} (W{shapes[i]} @ x{shapes[i + 1]}) has "
+                                 f"{term[0]} rows but the bias has {b[0]}")
+        return b + tail
+
+    def signature(self, graph, args, attrs, shape):
+        key = ["lstm_gates", attrs]
+        shared = []
+        for pos, node in enumerate(args):
+            if pos == 0 or pos % 2 == 1:  # the bias and the W positions may be shared
+                part, is_shared = _factor_key(graph, node)
+                key.append(part)
+                if is_shared:
+                    shared.append(pos)
+            else:
+                key.append(graph.shapes[node])
+        return tuple(key), tuple(shared)
+
+    def forward(self, xp, ins, attrs, n):
+        hidden = attrs[0]
+        total = None
+        for i in range(1, len(ins), 2):
+            A = ins[i]
+            term = _mm_forward(xp, A, ins[i + 1], A.ndim == 2)
+            if total is None:
+                total = term
+            else:
+                total += term
+        total += _bias_view(ins[0], total)
+        _sigmoid_(total[:, :-hidden], xp)
+        xp.tanh(total[:, -hidden:], out=total[:, -hidden:])
+        return total
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        hidden = attrs[0]
+        # d(pre-activation): sigmoid' = s (1 - s), tanh' = 1 - t^2, from the stored outputs
+        d = xp.empty_like(g)
+        s = out[:, :-hidden]
+        d[:, :-hidden] = g[:, :-hidden] * s * (1.0 - s)
+        t = out[:, -hidden:]
+        d[:, -hidden:] = g[:, -hidden:] * (1.0 - t * t)
+        grads = [None] * len(ins)
+        if needs[0]:
+            b = ins[0]
+            if b.ndim == 1:  # shared bias: summed over the batch (and over columns)
+                grads[0] = d.sum(axis=(0, 2)) if d.ndim == 3 else d.sum(axis=0)
+            else:
+                grads[0] = d.sum(axis=2) if d.ndim == 3 else d
+        for i in range(1, len(ins), 2):
+            A = ins[i]
+            grads[i], grads[i + 1] = _mm_backward(xp, A, ins[i + 1], d, A.ndim == 2,
+                                                  needs[i], needs[i + 1])
+        return grads
+
+    def describe_signature(self, key, graph=None):
+        return super().describe_signature(key, graph).replace("lstm_gates-", "lstm_gates-h", 1)
+
+
+def _blocks(op, gates_shape, hidden):
+    rows = gates_shape[0]
+    if rows % hidden:
+        raise op.error(f"gates have {rows} rows, not a multiple of the cell size {hidden}")
+    return rows // hidden
+
+
+class LSTMCell(Op):
+    """``(c_1, ..., c_K, gates) -> i*u + sum_k f_k*c_k`` for gates ``[i, f_1..f_K, o, u]``."""
+
+    name = "lstm_c"
+    cheap = False
+    arity = None
+
+    def infer_shape(self, shapes, attrs):
+        *cells, gates = shapes
+        if len(gates) not in (1, 2):
+            raise self.error(f"gates must be a vector or a matrix, got shape {gates}")
+        k = len(cells)
+        if gates[0] % (k + 3):
+            raise self.error(f"with {k} previous cells the gates need {k + 3} blocks "
+                             f"[i, f x{k}, o, u], but {gates[0]} rows do not split into {k + 3}")
+        hidden = gates[0] // (k + 3)
+        expected = (hidden,) + gates[1:]
+        for c in cells:
+            if c != expected:
+                raise self.error(f"previous cell of shape {c} does not match gates of shape "
+                                 f"{gates} (expected {expected})")
+        return expected
+
+    def forward(self, xp, ins, attrs, n):
+        *cells, G = ins
+        hidden = G.shape[1] // (len(cells) + 3)
+        c = G[:, :hidden] * G[:, -hidden:]
+        for k, prev in enumerate(cells, start=1):
+            c += G[:, k * hidden:(k + 1) * hidden] * prev
+        return c
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        *cells, G = ins
+        hidden = G.shape[1] // (len(cells) + 3)
+        grads = []
+        for k, prev in enumerate(cells, start=1):
+            grads.append(g * G[:, k * hidden:(k + 1) * hidden] if needs[k - 1] else None)
+        if needs[-1]:
+            dG = xp.zeros_like(G)
+            dG[:, :hidden] = g * G[:, -hidden:]
+            dG[:, -hidden:] = g * G[:, :hidden]
+            for k, prev in enumerate(cells, start=1):
+                dG[:, k * hidden:(k + 1) * hidden] = g * prev
+            grads.append(dG)
+        else:
+            grads.append(None)
+        return grads
+
+
+class LSTMOutput(Op):
+    """``(c, gates) -> o * tanh(c)``; ``o`` is the second-to-last block of the gates."""
+
+    name = "lstm_h"
+    cheap = False
+    arity = 2
+
+    def infer_shape(self, shapes, attrs):
+        c, gates = shapes
+        if len(c) not in (1, 2) or c[1:] != gates[1:]:
+            raise self.error(f"cell {c} and gates {gates} must both be vectors or have the "
+                             "same number of columns")
+        if _blocks(self, gates, c[0]) < 3:
+            raise self.error(f"gates of shape {gates} have fewer than 3 blocks of {c[0]} rows")
+        return c
+
+    def forward(self, xp, ins, attrs, n):
+        c, G = ins
+        hidden = c.shape[1]
+        h = xp.tanh(c)
+        h *= G[:, -2 * hidden:-hidden]
+        return h
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        c, G = ins
+        hidden = c.shape[1]
+        t = xp.tanh(c)
+        o = G[:, -2 * hidden:-hidden]
+        dc = g * o * (1.0 - t * t) if needs[0] else None
+        dG = None
+        if needs[1]:
+            dG = xp.zeros_like(G)
+            dG[:, -2 * hidden:-hidden] = g * t
+        return [dc, dG]
+
+
+_GATES = register(LSTMGates())
+_CELL = register(LSTMCell())
+_OUTPUT = register(LSTMOutput())
+
+
+def lstm_gates(terms, hidden: int):
+    """Gate activations from ``[b, W1, x1, W2, x2, ...]``: ``b + sum W_j x_j`` in blocks of
+    ``hidden`` rows, sigmoid on every block but the last, tanh on the last (the candidate)."""
+    hidden = int(hidden)
+    if hidden <= 0:
+        raise ValueError(f"lstm_gates: hidden must be positive, got {hidden}")
+    return build(_GATES, list(terms), hidden)
+
+
+def lstm_c(cells, gates):
+    """New memory cell ``i*u + f_1*c_1 + ... + f_K*c_K`` from gates ``[i, f_1..f_K, o, u]``."""
+    return build(_CELL, list(cells) + [gates])
+
+
+def lstm_h(c, gates):
+    """LSTM output ``o * tanh(c)``, ``o`` being the second-to-last block of ``gates``."""
+    return build(_OUTPUT, (c, gates))
+
+
+def vanilla_lstm_gates(x, h_prev, Wx, Wh, b):
+    """DyNet's ``vanilla_lstm_gates``: gates ``[i, f, o, g]`` of one LSTM step.
+
+    ``x`` may be a list of input pieces (e.g. the forward and backward states of a lower
+    BiLSTM layer); then ``Wx`` is a list with one matrix per piece, which saves the
+    ``concatenate`` node. ``h_prev=None`` leaves out the recurrent term (a first step)."""
+    xs = list(x) if isinstance(x, (list, tuple)) else [x]
+    Ws = list(Wx) if isinstance(Wx, (list, tuple)) else [Wx]
+    if len(xs) != len(Ws):
+        raise ValueError(f"vanilla_lstm_gates: {len(xs)} input pieces but {len(Ws)} input "
+                         "weight matrices; give one matrix per piece")
+    terms = [b]
+    for W, xi in zip(Ws, xs):
+        terms += [W, xi]
+    if h_prev is not None:
+        terms += [Wh, h_prev]
+    hidden = Wh.shape[1]
+    return lstm_gates(terms, hidden)
+
+
+def vanilla_lstm_c(c_prev, gates):
+    """DyNet's ``vanilla_lstm_c``: ``f * c_prev + i * g``."""
+    return lstm_c([c_prev], gates)
+
+
+def vanilla_lstm_h(c, gates):
+    """DyNet's ``vanilla_lstm_h``: ``o * tanh(c)``."""
+    return lstm_h(c, gates)
+
+
+__all__ = ["lstm_gates", "lstm_c", "lstm_h", "vanilla_lstm_gates", "vanilla_lstm_c",
+           "vanilla_lstm_h"]

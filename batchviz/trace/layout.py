@@ -1,0 +1,68 @@
+"""Which arguments a schedule copies: the executor's memory layout, simulated.
+
+The executor gives every batch one contiguous segment of memory, batches one after another
+in schedule order (§3.3), and a later batch reads an argument position as a *view* when its
+argument nodes lie back to back in batch order, else it copies them with one gather kernel.
+Here the same layout is computed from addresses alone - no arrays - and every argument
+position is classified by :func:`batchviz.execute.memory.gather_kind`, the very function the
+executor decides with, so a trace reports exactly the copies a run from scratch makes.
+"""
+from __future__ import annotations
+
+from ..execute.memory import COPY, STACK, VIEW, gather_kind, size_of
+from .data import ArgumentRead
+
+
+def _one_arena(address: int) -> int:
+    return 0  # a run from scratch allocates one arena for the whole schedule
+
+
+def argument_reads(graph, batches: list, itemsize: int) -> list:
+    """Per batch, the list of :class:`ArgumentRead` (one per argument position)."""
+    shapes, args, sigs, sigtab = graph.shapes, graph.args, graph.sigs, graph.sigtab
+    address = [-1] * len(shapes)  # parameters stay at -1: they live in the model
+    next_free = 0
+    for batch in batches:
+        for i in batch:
+            address[i] = next_free
+            next_free += size_of(shapes[i])
+
+    result = []
+    for batch in batches:
+        first = batch[0]
+        info = sigtab[sigs[first]]
+        elementwise = info.op.elementwise
+        out_sizes = None
+        if elementwise:  # the executor's rule: element-wise kernels read flat blocks
+            out_sizes = [size_of(shapes[i]) for i in batch]
+            if all(s == out_sizes[0] for s in out_sizes):
+                out_sizes = out_sizes[0]
+        reads = []
+        for j in range(len(args[first])):
+            if j in info.shared:
+                reads.append(ArgumentRead(j, "shared", 0, f"{_name(graph, args[first][j])} read once"))
+                continue
+            nodes = [args[i][j] for i in batch]
+            sizes = out_sizes if elementwise else size_of(shapes[nodes[0]])
+            kind = gather_kind([address[a] for a in nodes], sizes, _one_arena)
+            if kind == VIEW:
+                reads.append(ArgumentRead(j, "view"))
+            elif kind == COPY:
+                total = len(nodes) * sizes if isinstance(sizes, int) else sum(sizes)
+                reads.append(ArgumentRead(j, "copy", total * itemsize, "gather"))
+            else:
+                assert kind == STACK
+                total = sum(size_of(shapes[a]) for a in nodes)
+                params = sorted({_name(graph, a) for a in nodes if address[a] < 0})
+                reads.append(ArgumentRead(j, "copy", total * itemsize,
+                                          "stacked node by node: parameter " + ", ".join(params)
+                                          + " among the arguments"))
+        result.append(reads)
+    return result
+
+
+def _name(graph, node: int) -> str:
+    param = graph.param_of_node.get(node)
+    if param is not None and getattr(param, "name", None):
+        return f"{param.name}#{node}"
+    return f"node {node}"

@@ -1,0 +1,63 @@
+"""Pictures of traces: ``bv.render(trace, step=k)`` -> a ``graphviz.Digraph``.
+
+Nodes are filled by their state at step ``k`` (done, in this step's batch, on the agenda,
+waiting) and outlined in their signature's colour, with a legend. Every step of one trace
+has the same DOT structure, so the layout never moves between steps. Large graphs are drawn
+collapsed, one box per signature and depth; ``expand=dict(depth=(a, b))`` or
+``expand=dict(signature="tanh")`` draws a region node by node. Without Graphviz's ``dot``
+program the picture is drawn by a pure-Python fallback.
+"""
+from __future__ import annotations
+
+from .scene import DEFAULT_MAX_BOXES, DEFAULT_MAX_NODES, build_scene, paint_step
+
+__all__ = ["render", "captions"]
+
+
+def captions(trace) -> list:
+    """One line per step (and one for after the last): the batch, the reason, the counts."""
+    n = len(trace.steps)
+    out = []
+    for s in trace.steps:
+        out.append(f"step {s.index}/{n - 1}: {len(s.batch)} \u00d7 {s.signature_name} "
+                   f"({s.reason}); {s.done} done, {s.on_agenda} on the agenda, "
+                   f"{s.waiting} waiting")
+    out.append(f"after step {n - 1}: all {trace.scheduled_nodes} nodes done" if n
+               else "nothing to schedule")
+    return out
+
+
+def render(trace, step: int = 0, *, expand=None, collapse=None, parameters: bool = False,
+           clusters: bool = False, max_nodes: int = DEFAULT_MAX_NODES,
+           max_boxes: int = DEFAULT_MAX_BOXES, strategy="agenda"):
+    """Draw ``trace`` just before step ``step`` runs (``step=len(trace)``: after the last).
+
+    ``trace`` may also be an expression or a graph, traced first with ``strategy``.
+    ``collapse``: None (automatic above ``max_nodes`` drawn nodes), True or False.
+    ``expand``: a region drawn node by node in a collapsed picture, ``dict(depth=(a, b))``
+    and/or ``dict(signature=name or id or list)``. ``parameters``: also draw parameter
+    nodes (done from the start). ``clusters``: box each signature's nodes in a cluster.
+    Returns a :class:`~batchviz.viz.dot.BatchGraph` (a ``graphviz.Digraph``)."""
+    from ..trace import Trace, trace as make_trace
+    from .dot import to_digraph
+    from .table import table_from_trace
+
+    if not isinstance(trace, Trace):
+        trace = make_trace(trace, strategy)
+    timeline = trace.timeline()
+    step = timeline.check_step(step)
+    cache = trace._cache
+    key = ("scene", parameters, collapse, repr(expand), max_nodes, max_boxes)
+    if key not in cache:
+        cache[key] = build_scene(table_from_trace(trace), parameters=parameters,
+                                 collapse=collapse, expand=expand, max_nodes=max_nodes,
+                                 max_boxes=max_boxes)
+    if "captions" not in cache:
+        lines = captions(trace)
+        cache["captions"] = (lines, 20 + 6 * max(len(c) for c in lines))
+    lines, width = cache["captions"]
+    scene = cache[key]
+    title = (f"batchviz \u00b7 strategy {trace.strategy} \u00b7 {trace.scheduled_nodes} nodes "
+             f"\u00b7 {len(trace.steps)} batches")
+    return to_digraph(scene, paint_step(scene, timeline, step, lines[step]), title=title,
+                      caption_width=width, clusters=clusters)

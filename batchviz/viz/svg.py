@@ -1,0 +1,135 @@
+"""The fallback drawing: a scene drawn to SVG by hand, for machines without Graphviz.
+
+networkx places the boxes (``topological_generations`` gives the rows - a node's row is
+its depth among the drawn boxes - and ``multipartite_layout`` spreads each row); the SVG
+is a handful of rectangles, lines and text. No edge routing and no crossing minimisation:
+less pretty than Graphviz, but the states and signatures read the same way.
+"""
+from __future__ import annotations
+
+from html import escape
+
+from ..trace.timeline import BATCH, STATES
+from .palette import STATE_FILL, STATE_LABEL, tint
+
+BOX_W, GROUP_W, BOX_H, ROW_H, GAP = 104, 150, 34, 74, 14
+
+
+def _layout(scene) -> dict:
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_nodes_from(sn.key for sn in scene.nodes)
+    g.add_edges_from((t, h) for t, h, _ in scene.edges)
+    for row, generation in enumerate(nx.topological_generations(g)):
+        for key in generation:
+            g.nodes[key]["subset"] = row
+    if g.number_of_nodes() == 0:
+        return {}
+    pos = nx.multipartite_layout(g, subset_key="subset", align="horizontal")
+    return {key: (float(x), g.nodes[key]["subset"]) for key, (x, _) in pos.items()}
+
+
+def _wrap(text: str, width: int) -> list:
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    return lines + ([line] if line else [])
+
+
+def _fit(text: str, width_px: float, char_px: float = 6.2) -> str:
+    limit = max(4, int(width_px / char_px))
+    return text if len(text) <= limit else text[:limit - 1] + "\u2026"
+
+
+def draw_scene(scene, paint, note: str = "") -> str:
+    """SVG text of ``scene`` painted with ``paint`` (``note``: a line at the bottom)."""
+    where = _layout(scene)
+    rows = max((r for _, r in where.values()), default=0) + 1
+    per_row: dict = {}
+    for _, r in where.values():
+        per_row[r] = per_row.get(r, 0) + 1
+    widest = max(per_row.values(), default=1)
+    width = max(520, widest * (GROUP_W if scene.collapsed else BOX_W) + (widest + 1) * GAP)
+    xs = [x for x, _ in where.values()]
+    lo, hi = (min(xs), max(xs)) if xs else (0.0, 0.0)
+    top = 34
+    margin = GAP + GROUP_W / 2
+
+    def point(key):
+        x, r = where[key]
+        px = width / 2 if hi == lo else margin + (x - lo) / (hi - lo) * (width - 2 * margin)
+        return px, top + BOX_H / 2 + r * ROW_H
+
+    legend_lines = _wrap(note, int(width / 6.4)) if note else []
+    legend_top = top + rows * ROW_H
+    sig_rows = (len(scene.legend) + 3) // 4
+    height = legend_top + 26 * (1 + sig_rows) + 16 * len(legend_lines) + (16 if scene.note else 0) + 20
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+           f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="Helvetica, Arial, sans-serif" '
+           'font-size="11">',
+           '<defs><marker id="bv-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
+           'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#8a8a8a"/></marker></defs>',
+           f'<rect width="100%" height="100%" fill="#ffffff"/>',
+           f'<text x="{GAP}" y="20" font-size="12">{escape(paint.caption)}</text>']
+    for tail, head, count in scene.edges:
+        (x1, y1), (x2, y2) = point(tail), point(head)
+        out.append(f'<line x1="{x1:.1f}" y1="{y1 + BOX_H / 2:.1f}" x2="{x2:.1f}" '
+                   f'y2="{y2 - BOX_H / 2:.1f}" stroke="#8a8a8a" '
+                   f'stroke-width="{1 if count == 1 else 2}" marker-end="url(#bv-arrow)"/>')
+    counts = paint.counts
+    for k, sn in enumerate(scene.nodes):
+        x, y = point(sn.key)
+        w = GROUP_W if sn.group else BOX_W
+        colour = scene.colours[sn.signature]
+        row = None if counts is None else counts[k].tolist()
+        out.append(f'<g><title>{escape(sn.tooltip)}</title>')
+        x0, y0 = x - w / 2, y - BOX_H / 2
+        if row is None:
+            out.append(f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{w}" height="{BOX_H}" rx="6" '
+                       f'fill="{tint(colour)}"/>')
+        else:
+            total = sum(row) or 1
+            left = x0
+            for state, c in zip(STATES, row):
+                if c:
+                    part = w * c / total
+                    out.append(f'<rect x="{left:.1f}" y="{y0:.1f}" width="{part:.1f}" '
+                               f'height="{BOX_H}" fill="{STATE_FILL[state]}"/>')
+                    left += part
+        thick = 3 if row is not None and row[STATES.index(BATCH)] else 1.5
+        out.append(f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{w}" height="{BOX_H}" '
+                   f'rx="{0 if sn.group else 6}" fill="none" stroke="{colour}" stroke-width="{thick}"/>')
+        out.append(f'<text x="{x:.1f}" y="{y - 3:.1f}" text-anchor="middle">{escape(_fit(sn.lines[0], w))}</text>')
+        out.append(f'<text x="{x:.1f}" y="{y + 11:.1f}" text-anchor="middle" font-size="9" '
+                   f'fill="#444444">{escape(_fit(sn.lines[1], w, 5.2))}</text></g>')
+    y = legend_top + 8
+    if counts is not None:
+        x = GAP
+        for state in STATES:
+            out.append(f'<rect x="{x}" y="{y}" width="12" height="12" fill="{STATE_FILL[state]}" '
+                       'stroke="#999999"/>')
+            out.append(f'<text x="{x + 16}" y="{y + 10}">{escape(STATE_LABEL[state])}</text>')
+            x += 30 + 6.2 * len(STATE_LABEL[state])
+        y += 22
+    for k in range(0, len(scene.legend), 4):
+        x = GAP
+        for s in scene.legend[k:k + 4]:
+            name = _fit(scene.names[s], width / 4 - 30)
+            out.append(f'<rect x="{x}" y="{y}" width="12" height="12" fill="{tint(scene.colours[s])}" '
+                       f'stroke="{scene.colours[s]}" stroke-width="2"/>')
+            out.append(f'<text x="{x + 16}" y="{y + 10}">{escape(name)}</text>')
+            x += width / 4
+        y += 22
+    if scene.note:
+        out.append(f'<text x="{GAP}" y="{y + 10}" font-style="italic">{escape(scene.note)}</text>')
+        y += 16
+    for line in legend_lines:
+        out.append(f'<text x="{GAP}" y="{y + 10}" fill="#a33">{escape(line)}</text>')
+        y += 16
+    out.append("</svg>")
+    return "\n".join(out)

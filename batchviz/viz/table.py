@@ -1,0 +1,81 @@
+"""The few per-node facts a picture needs, as arrays: from a Trace or straight from a graph.
+
+``bv.render`` draws traces; ``explain``'s HTML draws a thumbnail of a graph it never traced
+(tracing a 100k-node graph would take longer than explaining it). Both go through this one
+table, so both pictures are built by the same code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+
+from ..signature import shape_text
+
+
+@dataclass
+class DrawTable:
+    sig: np.ndarray        # per node
+    depth: np.ndarray
+    is_param: np.ndarray
+    arg_flat: np.ndarray   # edges: arg_flat[e] -> arg_user[e]
+    arg_user: np.ndarray
+    label: object          # callable node id -> (first line, second line) of its label
+    tooltip: object        # callable node id -> hover text
+    sig_names: dict        # signature -> readable name
+
+    @property
+    def n(self) -> int:
+        return len(self.sig)
+
+
+def _edges(args: list) -> tuple:
+    lens = np.fromiter(map(len, args), dtype=np.int64, count=len(args))
+    flat = np.fromiter(chain.from_iterable(args), dtype=np.int64, count=int(lens.sum()))
+    return flat, np.repeat(np.arange(len(args), dtype=np.int64), lens)
+
+
+def table_from_trace(trace) -> DrawTable:
+    nodes = trace.nodes
+    flat, user = _edges([n.args for n in nodes])
+
+    def label(i):
+        n = nodes[i]
+        if n.parameter is not None:
+            return n.parameter, shape_text(n.shape)
+        return f"{n.op} #{n.id}", shape_text(n.shape)
+
+    def tooltip(i):
+        n = nodes[i]
+        text = f"node {n.id}: {n.signature_name}, depth {n.depth}"
+        return text + (f" ({n.source})" if n.source else "")
+
+    return DrawTable(
+        sig=np.fromiter((n.signature for n in nodes), dtype=np.int64, count=len(nodes)),
+        depth=np.fromiter((n.depth for n in nodes), dtype=np.int64, count=len(nodes)),
+        is_param=np.fromiter((n.parameter is not None for n in nodes), dtype=bool, count=len(nodes)),
+        arg_flat=flat, arg_user=user, label=label, tooltip=tooltip,
+        sig_names={n.signature: n.signature_name for n in nodes})
+
+
+def table_from_graph(graph, arrays=None) -> DrawTable:
+    """From a live graph (``arrays``: its :class:`~batchviz.explain.arrays.GraphArrays`)."""
+    if arrays is None:
+        from ..explain.arrays import graph_arrays
+
+        arrays = graph_arrays(graph)
+    ops, shapes, params = list(graph.ops), list(graph.shapes), dict(graph.param_of_node)
+    names = {int(s): graph.signature_name(int(s)) for s in np.unique(arrays.sig)}
+
+    def label(i):
+        if i in params:
+            return params[i].name, shape_text(shapes[i])
+        return f"{ops[i].name} #{i}", shape_text(shapes[i])
+
+    def tooltip(i):
+        return f"node {i}: {names[int(arrays.sig[i])]}, depth {int(arrays.depth[i])}"
+
+    return DrawTable(sig=arrays.sig, depth=arrays.depth, is_param=arrays.is_param,
+                     arg_flat=arrays.arg_flat, arg_user=arrays.arg_user, label=label,
+                     tooltip=tooltip, sig_names=names)

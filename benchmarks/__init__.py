@@ -1,0 +1,1 @@
+"""The paper's experiments as one benchmark suite: ``python -m benchmarks TASK``."""

@@ -1,0 +1,42 @@
+"""``python -m benchmarks TASK [--quick] [--json PATH]``.
+
+Every task takes ``--quick`` (small sizes, the same code path: the CI smoke test) and
+``--json PATH`` (a machine-readable copy of the results)."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: task name -> module in this package; each module has ``run(quick: bool) -> dict`` that
+#: prints its tables and returns the JSON payload.
+TASKS = {
+    "overhead": "overhead",
+}
+
+ALL = [name for name in TASKS if name != "overhead"]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("task", choices=sorted(TASKS) + ["all"])
+    parser.add_argument("--quick", action="store_true", help="small sizes, same code path (CI)")
+    parser.add_argument("--json", metavar="PATH", help="write the results as JSON")
+    args = parser.parse_args(argv)
+
+    from .common import write_json
+
+    names = ALL if args.task == "all" else [args.task]
+    payloads = {}
+    for name in names:
+        module = importlib.import_module(f"benchmarks.{TASKS[name]}")
+        payloads[name] = module.run(quick=args.quick)
+    if args.json:
+        payload = payloads[names[0]] if len(names) == 1 else {"task": "all", "tasks": payloads}
+        print(f"wrote {write_json(args.json, payload)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -112,6 +112,19 @@ def to_numpy(array) -> np.ndarray:
     return array.get()
 
 
+def scatter_add(target, index, values) -> None:
+    """``target[index] += values`` where ``index`` may repeat, as one fused kernel.
+
+    NumPy's ``ufunc.at`` and CuPy's ``cupyx.scatter_add`` are the "dense-to-sparse" copy of
+    the paper's App. B: gradients of gathered arguments go back where they came from."""
+    if state.xp is np:
+        np.add.at(target, index, values)
+    else:
+        import cupyx
+
+        cupyx.scatter_add(target, index, values)
+
+
 def _init_from_environment() -> None:
     name = os.environ.get("BATCHVIZ_BACKEND", "").strip().lower()
     if name:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from ..backend import state
+from ..backend import scatter_add, state
 from ..ops.leaves import SparseRows
 from ..schedule import PendingView, validate_schedule
 from .memory import COPY, SHARED, STACK, VIEW, Memory, size_of
@@ -58,9 +58,12 @@ def run_forward(graph) -> None:
             next_free += size_of(shapes[i])
     arena_index, base, arena = mem.new_arena(next_free - mem.next_address)
 
+    h2d, d2h = state.host_to_device, state.device_to_host
     for batch in batches:
         _forward_batch(graph, mem, batch, arena_index, base, arena, stats)
     graph.n_evaluated = len(graph.ops)
+    stats.host_to_device = state.host_to_device - h2d
+    stats.device_to_host = state.device_to_host - d2h
     stats.seconds = time.perf_counter() - t0
     graph.last_stats = RunStats(graph.strategy.name, forward=stats)
     set_last(graph.last_stats)
@@ -136,6 +139,7 @@ def run_backward(graph, loss: int) -> None:
     xp = state.xp
     mem = graph.memory
     stats = PassStats(nodes=len(graph.ops))
+    h2d, d2h = state.host_to_device, state.device_to_host
     grads = [xp.zeros_like(arena) for _, arena in mem.arenas]
     records = mem.records
     reached = bytearray(len(records))
@@ -157,6 +161,8 @@ def run_backward(graph, loss: int) -> None:
             if not need or grad is None:
                 continue
             _accumulate(graph, mem, grads, reached, source, grad, stats)
+    stats.host_to_device = state.host_to_device - h2d
+    stats.device_to_host = state.device_to_host - d2h
     stats.seconds = time.perf_counter() - t0
     if graph.last_stats is None:
         graph.last_stats = RunStats(graph.strategy.name)
@@ -205,14 +211,3 @@ def _accumulate(graph, mem, grads, reached, source, grad, stats) -> None:
             start = address - mem.arenas[k][0]
             grads[k][start:start + size] += piece
     stats.copies += 1
-
-
-def scatter_add(target, index, values) -> None:
-    """``target[index] += values`` where ``index`` may repeat (one fused kernel)."""
-    xp = state.xp
-    if xp.__name__ == "numpy":
-        xp.add.at(target, index, values)
-    else:  # CuPy
-        import cupyx
-
-        cupyx.scatter_add(target, index, values)

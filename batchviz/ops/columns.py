@@ -39,6 +39,9 @@ class LookupBatch(Op):
     def signature(self, graph, args, attrs, shape):
         return ("lookup_batch", shared_node(args[0]), shape), (0,)
 
+    def memo_key(self, graph, args, attrs):
+        return (self, args[0], len(attrs))  # the indices are checked by lookup_batch()
+
     def forward(self, xp, ins, attrs, n):
         rows = backend.to_device_index(np.asarray(attrs, dtype=np.int64))  # (n, m)
         return ins[0][rows].transpose(0, 2, 1)
@@ -73,6 +76,11 @@ class AffineBatch(Op):
         shared = tuple(p for p, s in ((0, b_shared), (1, w_shared)) if s)
         return ("affine_batch", b_key, w_key, graph.shapes[args[2]]), shared
 
+    def memo_key(self, graph, args, attrs):
+        params, shapes = graph.param_of_node, graph.shapes
+        b, W, X = args
+        return (self, b if b in params else shapes[b], W if W in params else shapes[W], shapes[X])
+
     def forward(self, xp, ins, attrs, n):
         b, W, X = ins
         out = _mm_forward(xp, W, X, W.ndim == 2)
@@ -99,11 +107,10 @@ class PickNegLogSoftmaxBatch(Op):
             raise self.error(f"needs a (classes, m) matrix, got shape {X}")
         if len(attrs) != X[1]:
             raise self.error(f"{len(attrs)} labels for a matrix of {X[1]} columns")
-        bad = [c for c in attrs if not 0 <= c < X[0]]
-        if bad:
-            raise IndexError(f"pickneglogsoftmax_batch: class {bad[0]} is out of range for "
-                             f"{X[0]} scores")
-        return ()
+        return ()  # the labels' range is checked by pickneglogsoftmax_batch()
+
+    def memo_key(self, graph, args, attrs):
+        return (self, graph.shapes[args[0]], len(attrs))
 
     def _picked(self, xp, attrs, n, m):
         labels = backend.to_device_index(np.asarray(attrs, dtype=np.int64))  # (n, m)
@@ -161,7 +168,13 @@ def affine_batch(b, W, X):
 
 def pickneglogsoftmax_batch(X, labels):
     """Summed cross-entropy of the columns of ``X`` (classes x m) against ``labels`` (m ints)."""
-    return build(_PNLS_BATCH, (X,), _int_list(labels, "pickneglogsoftmax_batch"))
+    labels = _int_list(labels, "pickneglogsoftmax_batch")
+    classes = X.shape[0] if len(X.shape) == 2 else None
+    bad = [c for c in labels if classes is not None and not 0 <= c < classes]
+    if bad:
+        raise IndexError(f"pickneglogsoftmax_batch: class {bad[0]} is out of range for "
+                         f"{classes} scores")
+    return build(_PNLS_BATCH, (X,), labels)
 
 
 __all__ = ["lookup_batch", "affine_batch", "pickneglogsoftmax_batch"]

@@ -95,6 +95,11 @@ class LSTMGates(Op):
                 key.append(graph.shapes[node])
         return tuple(key), tuple(shared)
 
+    def memo_key(self, graph, args, attrs):
+        params, shapes = graph.param_of_node, graph.shapes
+        return (self, attrs) + tuple(a if (i == 0 or i % 2 == 1) and a in params else shapes[a]
+                                     for i, a in enumerate(args))
+
     def forward(self, xp, ins, attrs, n):
         hidden = attrs[0]
         total = None
@@ -165,6 +170,10 @@ class LSTMCell(Op):
                                  f"{gates} (expected {expected})")
         return expected
 
+    def memo_key(self, graph, args, attrs):
+        shapes = graph.shapes
+        return (self,) + tuple(shapes[a] for a in args)
+
     def forward(self, xp, ins, attrs, n):
         *cells, G = ins
         hidden = G.shape[1] // (len(cells) + 3)
@@ -206,6 +215,10 @@ class LSTMOutput(Op):
         if _blocks(self, gates, c[0]) < 3:
             raise self.error(f"gates of shape {gates} have fewer than 3 blocks of {c[0]} rows")
         return c
+
+    def memo_key(self, graph, args, attrs):
+        shapes = graph.shapes
+        return (self, shapes[args[0]], shapes[args[1]])
 
     def forward(self, xp, ins, attrs, n):
         c, G = ins

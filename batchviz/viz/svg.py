@@ -15,19 +15,63 @@ from .palette import STATE_FILL, STATE_LABEL, tint
 BOX_W, GROUP_W, BOX_H, ROW_H, GAP = 104, 150, 34, 74, 14
 
 
+def _layers(g) -> dict:
+    """Row of each box: its topological generation, except that leaves (inputs, zeros)
+    hang just above their first user instead of all sitting in the top row."""
+    import networkx as nx
+
+    layer = {}
+    for row, generation in enumerate(nx.topological_generations(g)):
+        for key in generation:
+            layer[key] = row
+    for key in g:
+        if g.in_degree(key) == 0 and g.out_degree(key) > 0:
+            layer[key] = min(layer[u] for u in g.successors(key)) - 1
+    return layer
+
+
+def _order_rows(g, layer: dict) -> dict:
+    """Order boxes within rows by the mean position of their neighbours (three sweeps of
+    the barycentre heuristic): fewer crossing lines, no layout engine needed."""
+    rows: dict = {}
+    for key in g:  # scene order to start with
+        rows.setdefault(layer[key], []).append(key)
+    place = {}
+
+    def spread(row_keys):
+        n = len(row_keys)
+        for i, k in enumerate(row_keys):
+            place[k] = (i + 0.5) / n
+
+    for keys in rows.values():
+        spread(keys)
+    for neighbours, order in ((g.predecessors, sorted(rows)), (g.successors, sorted(rows, reverse=True)),
+                              (g.predecessors, sorted(rows))):
+        for r in order:
+            def mean(k):
+                xs = [place[m] for m in neighbours(k)]
+                return sum(xs) / len(xs) if xs else place[k]
+            rows[r].sort(key=mean)
+            spread(rows[r])
+    return rows
+
+
 def _layout(scene) -> dict:
+    """``{key: (x in [0, 1], row)}`` from networkx's multipartite layout."""
     import networkx as nx
 
     g = nx.DiGraph()
     g.add_nodes_from(sn.key for sn in scene.nodes)
     g.add_edges_from((t, h) for t, h, _ in scene.edges)
-    for row, generation in enumerate(nx.topological_generations(g)):
-        for key in generation:
-            g.nodes[key]["subset"] = row
     if g.number_of_nodes() == 0:
         return {}
-    pos = nx.multipartite_layout(g, subset_key="subset", align="horizontal")
-    return {key: (float(x), g.nodes[key]["subset"]) for key, (x, _) in pos.items()}
+    layer = _layers(g)
+    top = min(layer.values())
+    rows = {row - top: keys for row, keys in sorted(_order_rows(g, layer).items())}
+    # a dict of ordered lists keeps our order within rows (node attributes would not)
+    pos = nx.multipartite_layout(g, subset_key=rows, align="horizontal")
+    row_of = {key: row for row, keys in rows.items() for key in keys}
+    return {key: (float(x), row_of[key]) for key, (x, _) in pos.items()}
 
 
 def _wrap(text: str, width: int) -> list:
@@ -57,7 +101,8 @@ def draw_scene(scene, paint, note: str = "") -> str:
     width = max(520, widest * (GROUP_W if scene.collapsed else BOX_W) + (widest + 1) * GAP)
     xs = [x for x, _ in where.values()]
     lo, hi = (min(xs), max(xs)) if xs else (0.0, 0.0)
-    top = 34
+    caption_lines = _wrap(paint.caption, int(width / 6.8))
+    top = 16 + 16 * len(caption_lines)
     margin = GAP + GROUP_W / 2
 
     def point(key):
@@ -68,14 +113,16 @@ def draw_scene(scene, paint, note: str = "") -> str:
     legend_lines = _wrap(note, int(width / 6.4)) if note else []
     legend_top = top + rows * ROW_H
     sig_rows = (len(scene.legend) + 3) // 4
-    height = legend_top + 26 * (1 + sig_rows) + 16 * len(legend_lines) + (16 if scene.note else 0) + 20
+    height = (legend_top + 8 + 22 * (sig_rows + (paint.counts is not None))
+              + 16 * (len(legend_lines) + bool(scene.note)) + 12)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
            f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="Helvetica, Arial, sans-serif" '
            'font-size="11">',
            '<defs><marker id="bv-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
            'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#8a8a8a"/></marker></defs>',
-           f'<rect width="100%" height="100%" fill="#ffffff"/>',
-           f'<text x="{GAP}" y="20" font-size="12">{escape(paint.caption)}</text>']
+           '<rect width="100%" height="100%" fill="#ffffff"/>']
+    for k, line in enumerate(caption_lines):
+        out.append(f'<text x="{GAP}" y="{18 + 16 * k}" font-size="12">{escape(line)}</text>')
     for tail, head, count in scene.edges:
         (x1, y1), (x2, y2) = point(tail), point(head)
         out.append(f'<line x1="{x1:.1f}" y1="{y1 + BOX_H / 2:.1f}" x2="{x2:.1f}" '

@@ -1,0 +1,95 @@
+"""Backends: the same kernels on NumPy and CuPy, and no hidden device-to-host transfers.
+
+The GPU tests run only where CuPy and a CUDA device are present (``pytest -m gpu``); the
+whole suite also runs on the GPU with ``BATCHVIZ_BACKEND=cupy``."""
+import numpy as np
+import pytest
+
+import batchviz as bv
+from batchviz import backend
+
+from op_cases import CASES
+
+
+def _gpu_available():
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+needs_gpu = pytest.mark.skipif(not _gpu_available(), reason="needs CuPy and a CUDA device")
+
+
+def small_rnn_step(model_seed=0):
+    model = bv.Model(seed=model_seed)
+    W = model.add_parameters((8, 12))
+    b = model.add_parameters(8)
+    E = model.add_lookup_parameters((20, 4))
+    rng = np.random.default_rng(0)
+    bv.new_graph(strategy="agenda")
+    losses = []
+    for n in (3, 5, 4):
+        h = bv.zeros(8)
+        for w in rng.integers(0, 20, size=n):
+            h = bv.tanh(W @ bv.concatenate([h, E[int(w)]]) + b)
+        losses.append(bv.pickneglogsoftmax(h, 2))
+    return model, bv.esum(losses)
+
+
+def test_forward_and_backward_never_read_values_back(monkeypatch):
+    """Nothing inside a pass calls to_numpy (on a GPU each call would be a device-to-host copy)."""
+    calls = []
+    real = backend.to_numpy
+    monkeypatch.setattr(backend, "to_numpy", lambda a: calls.append(1) or real(a))
+    model, loss = small_rnn_step()
+    g = loss.graph
+    g.forward()
+    g.backward(loss.node)
+    assert calls == []
+    assert g.last_stats.forward.device_to_host == 0
+    assert g.last_stats.backward.device_to_host == 0
+    loss.value()
+    assert len(calls) == 1  # reading the value is the one transfer, and it is explicit
+
+
+@needs_gpu
+@pytest.mark.gpu
+def test_training_step_on_gpu_makes_no_device_to_host_transfer():
+    bv.set_backend("cupy")
+    model, loss = small_rnn_step()
+    g = loss.graph
+    g.forward()
+    g.backward(loss.node)
+    assert g.last_stats.forward.device_to_host == 0
+    assert g.last_stats.backward.device_to_host == 0
+    assert g.last_stats.forward.host_to_device > 0  # inputs and gather indices go up
+
+
+@needs_gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("op", sorted(k for k, v in CASES.items() if v[1] is not None))
+def test_cupy_matches_numpy_float64(op):
+    shapes, build = CASES[op]
+    results = {}
+    for name, dtype in (("numpy", np.float64), ("cupy", np.float32)):
+        bv.set_backend(name)
+        bv.set_dtype(dtype)
+        model = bv.Model(seed=1)
+        params = [model.add_parameters(s, init="normal") for s in shapes]
+        with bv.Graph(strategy="agenda"):
+            loss = bv.esum([bv.sum_elems(build(params, k)) if build(params, k).shape else build(params, k)
+                            for k in range(4)])
+            value = loss.value()
+            loss.backward()
+        results[name] = (value, [p.grad for p in params])
+    assert results["cupy"][0] == pytest.approx(results["numpy"][0], rel=1e-4, abs=1e-5)
+    for g32, g64 in zip(results["cupy"][1], results["numpy"][1]):
+        np.testing.assert_allclose(g32, g64, rtol=1e-3, atol=1e-4)
+
+
+def test_backend_names():
+    assert bv.get_backend() == "numpy"
+    bv.set_dtype(np.float64)
+    assert bv.get_dtype() == np.float64

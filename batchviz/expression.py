@@ -13,6 +13,11 @@ import numpy as np
 from .errors import BatchvizError, GraphMismatchError
 
 
+#: the op constructors (batchviz.ops.api); bound once that module is imported, so that
+#: operators cost an attribute lookup rather than an import statement per call
+api = None
+
+
 class Operators:
     """Operator overloading shared by Expression and Parameters.
 
@@ -23,43 +28,36 @@ class Operators:
     __slots__ = ()
 
     def __add__(self, other):
-        from .ops import api
         if isinstance(other, numbers.Real):
             return api.shift(self, other)
         return api.add(self, other)
 
     def __radd__(self, other):
-        from .ops import api
         if isinstance(other, numbers.Real):
             return api.shift(self, other)
         return api.add(other, self)
 
     def __sub__(self, other):
-        from .ops import api
         if isinstance(other, numbers.Real):
             return api.shift(self, -other)
         return api.sub(self, other)
 
     def __rsub__(self, other):
-        from .ops import api
         if isinstance(other, numbers.Real):
             return api.shift(api.neg(self), other)
         return api.sub(other, self)
 
     def __mul__(self, other):
-        from .ops import api
         if isinstance(other, numbers.Real):
             return api.scale(self, other)
         return api.cmult(self, other)
 
     def __rmul__(self, other):
-        from .ops import api
         if isinstance(other, numbers.Real):
             return api.scale(self, other)
         return api.cmult(other, self)
 
     def __truediv__(self, other):
-        from .ops import api
         if isinstance(other, numbers.Real):
             if other == 0:
                 raise ZeroDivisionError("division of an expression by zero")
@@ -67,22 +65,18 @@ class Operators:
         return api.cdiv(self, other)
 
     def __matmul__(self, other):
-        from .ops import api
         return api.matmul(self, other)
 
     def __rmatmul__(self, other):
-        from .ops import api
         return api.matmul(other, self)
 
     def __neg__(self):
-        from .ops import api
         return api.neg(self)
 
     def __pos__(self):
         return self
 
     def __getitem__(self, index):
-        from .ops import api
         if isinstance(index, slice):
             if index.step not in (None, 1):
                 raise IndexError("expression slices must have step 1")
@@ -120,7 +114,6 @@ class Expression(Operators):
 
     @property
     def T(self) -> "Expression":
-        from .ops import api
         return api.transpose(self)
 
     # --- computation ---

@@ -116,9 +116,9 @@ class LookupParameters(ParameterBase):
     __slots__ = ()
 
     def __getitem__(self, index):
-        from .ops.api import lookup
+        from . import expression
 
-        return lookup(self, index)
+        return expression.api.lookup(self, index)
 
     def __len__(self) -> int:
         return self.shape[0]

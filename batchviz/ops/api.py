@@ -16,3 +16,8 @@ __all__ = sorted(set(
     elementwise.__all__ + leaves.__all__ + linalg.__all__ + losses.__all__ + random.__all__
     + reductions.__all__ + scalar.__all__ + structure.__all__ + lstm.__all__ + columns.__all__
 ))
+
+# Give Expression's operators (+, @, ...) their op constructors.
+from .. import expression as _expression  # noqa: E402
+
+_expression.api = __import__("sys").modules[__name__]

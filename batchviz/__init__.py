@@ -26,3 +26,12 @@ __all__ = [
     "last_run_stats", "BatchvizError", "ShapeError", "GraphFinishedError",
     "GraphMismatchError", "BackendError", "ScheduleError",
 ] + list(_op_names)
+
+# --- the window: traces, explanations, pictures (issue 4) ---------------------------------
+# ``bv.trace`` and ``bv.explain`` are the functions; their classes live in the packages of the
+# same name (``from batchviz.trace import Trace``).
+from .trace import trace  # noqa: E402
+from .explain import explain  # noqa: E402
+from .viz import render  # noqa: E402
+
+__all__ += ["trace", "explain", "render"]

@@ -27,7 +27,7 @@ class Graph:
 
     Use it as a context manager (``with bv.Graph(strategy="agenda"): ...``) or through
     :func:`new_graph`. ``strategy`` is ``"none"``, ``"depth"``, ``"agenda"``, another
-    registered name, or any :class:`~batchviz.schedule.Strategy` object.
+    registered name, or any :class:`~batchviz.Strategy` object.
     ``record_source=True`` remembers the user's source line of every node (for traces; it
     costs time at construction, so it is off by default).
     """

@@ -79,9 +79,9 @@ CASES = {
     ][k % 3]),
     # manual batching (batchviz/ops/columns.py); lookup_batch: see tests/test_nn.py
     "lookup_batch": ([], None),
-    "affine_batch": ([(3,), (3, 4), (4, 2)], lambda P, k: [
-        bv.affine_batch(P[0], P[1], v(P[2])),
-        bv.affine_batch(v(P[0]), v(P[1]), v(P[2])),
+    "affine_batch": ([(3,), (3, 4), (4, 2), (3, 2), (2, 2)], lambda P, k: [
+        bv.affine_batch([P[0], P[1], v(P[2]), P[3], v(P[4])]),
+        bv.affine_batch([v(P[0]), v(P[1]), v(P[2])]),
     ][k % 2]),
     "pickneglogsoftmax_batch": ([(4, 3)], lambda P, k: bv.pickneglogsoftmax_batch(
         v(P[0]), [k % 4, (k + 1) % 4, 2])),

@@ -32,19 +32,25 @@ def count_copies(arrays: GraphArrays, batches: list) -> CopyCounts:
     order = np.fromiter(chain.from_iterable(batches), dtype=np.int64, count=int(lens.sum()))
     batch_of = np.full(a.n, -1, dtype=np.int64)
     batch_of[order] = np.repeat(np.arange(len(batches), dtype=np.int64), lens)
-    rank = np.zeros(a.n, dtype=np.int64)
-    rank[order] = np.arange(len(order), dtype=np.int64)
     address = np.full(a.n, -1, dtype=np.int64)       # parameters stay at -1
     sizes_in_order = a.size[order]
     address[order] = np.cumsum(sizes_in_order) - sizes_in_order
 
-    keep = ~a.arg_shared & (batch_of[a.arg_user] >= 0)
-    user, arg, pos = a.arg_user[keep], a.arg_flat[keep], a.arg_pos[keep]
-    if len(user) == 0:
+    # the argument entries of the scheduled nodes, in schedule order
+    n_args = np.diff(a.arg_ptr)[order]
+    total = int(n_args.sum())
+    if total == 0:
         return CopyCounts(0, 0, 0)
-    # one group per (batch, argument position), its entries in batch order
-    idx = np.lexsort((rank[user], pos, batch_of[user]))
-    user, arg, pos = user[idx], arg[idx], pos[idx]
+    ends = np.cumsum(n_args)
+    entries = np.repeat(a.arg_ptr[order] - (ends - n_args), n_args) + np.arange(total)
+    entries = entries[~a.arg_shared[entries]]
+    if len(entries) == 0:
+        return CopyCounts(0, 0, 0)
+    # one group per (batch, argument position); a stable sort keeps batch order inside
+    width = int(a.arg_pos.max()) + 1
+    entries = entries[np.argsort(batch_of[a.arg_user[entries]] * width + a.arg_pos[entries],
+                                 kind="stable")]
+    user, arg, pos = a.arg_user[entries], a.arg_flat[entries], a.arg_pos[entries]
     b = batch_of[user]
     starts_group = np.ones(len(user), dtype=bool)
     starts_group[1:] = (b[1:] != b[:-1]) | (pos[1:] != pos[:-1])

@@ -89,8 +89,11 @@ def small_batch_reason(graph, sig: int, batches: int, bound: int, node_counts: d
     return "; ".join(parts)
 
 
-def verdict(results: dict, rows: list) -> str:
-    """One line: how agenda and depth compare, and the signature that makes the difference."""
+def verdict(results: dict, winners: dict) -> str:
+    """One line: how agenda and depth compare, and the signature that makes the difference
+    (``winners[strategy]``: the signature that strategy batches best compared to the other)."""
+    if all(r.batches == 0 for r in results.values()):
+        return "nothing to schedule: the graph has no nodes to compute"
     if "agenda" not in results or "depth" not in results:
         best = min(results.values(), key=lambda r: r.kernels)
         return f"{best.name} needs the fewest kernel launches ({best.kernels})"
@@ -99,10 +102,10 @@ def verdict(results: dict, rows: list) -> str:
         return (f"agenda and depth need the same number of launches ({a}): depth batching "
                 "already finds every batch the agenda finds on this graph")
     winner, loser = ("agenda", "depth") if a < d else ("depth", "agenda")
-    w, l = min(a, d), max(a, d)
-    pct = round(100 * (l - w) / l)
-    gain = max(rows, key=lambda r: r.batches.get(loser, 0) - r.batches.get(winner, 0))
+    pct = round(100 * (max(a, d) - min(a, d)) / max(a, d))
+    gain = winners[winner]
     where = (f"depth {gain.min_depth}" if gain.min_depth == gain.max_depth
              else f"depths {gain.min_depth}\u2013{gain.max_depth}")
     return (f"{winner} needs {pct}% fewer launches than {loser}: the {gain.nodes} "
-            f"{gain.name} nodes sit at {where}")
+            f"{gain.name} nodes sit at {where} ({gain.batches[loser]} batches with {loser}, "
+            f"{gain.batches[winner]} with {winner})")

@@ -4,26 +4,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..execute.memory import size_of
 from .arrays import GraphArrays
 
-#: ops whose work is matrix products: 2 * |W| * columns per ``W @ x`` term
-_PRODUCT_TERMS = {"matmul": lambda args: [(args[0], args[1])],
-                  "affine": lambda args: [(args[i], args[i + 1]) for i in range(1, len(args), 2)]}
+#: ops whose work is matrix products ``W @ x``, and which argument positions hold a ``W``
+#: (each followed by its ``x``)
+_PRODUCT_POSITIONS = {"matmul": lambda pos: pos == 0, "affine": lambda pos: pos % 2 == 1}
 
 
 def total_flops(graph, a: GraphArrays) -> float:
-    """Matrix products count 2 flops per multiply-add; everything else one per element read
-    or written."""
+    """Matrix products count 2 flops per multiply-add (``2 * |W| * columns of x``);
+    every other node one per element it reads or writes."""
     scheduled = ~a.is_param
-    touched = a.size.astype(np.float64)
-    np.add.at(touched, a.arg_user, a.size[a.arg_flat].astype(np.float64))
-    product_sigs = [s for s, info in enumerate(graph.sigtab.infos) if info.op.name in _PRODUCT_TERMS]
-    is_product = np.isin(a.sig, product_sigs) & scheduled
-    total = float(touched[scheduled & ~is_product].sum())
-    shapes, ops, args = graph.shapes, graph.ops, graph.args
-    for i in np.flatnonzero(is_product).tolist():
-        for w, x in _PRODUCT_TERMS[ops[i].name](args[i]):
-            columns = size_of(shapes[x]) // max(shapes[x][0], 1)
-            total += 2.0 * size_of(shapes[w]) * columns
-    return total
+    touched = a.size + np.bincount(a.arg_user, weights=a.size[a.arg_flat], minlength=a.n)
+    infos = graph.sigtab.infos
+    is_product = np.zeros(a.n, dtype=bool)
+    total = 0.0
+    for op_name, is_w in _PRODUCT_POSITIONS.items():
+        sigs = [s for s, info in enumerate(infos) if info.op.name == op_name]
+        if not sigs:
+            continue
+        mine = np.isin(a.sig, sigs) & scheduled
+        is_product |= mine
+        w_entries = np.flatnonzero(mine[a.arg_user] & is_w(a.arg_pos))
+        w, x = a.arg_flat[w_entries], a.arg_flat[w_entries + 1]
+        rows_of_x = np.fromiter((graph.shapes[i][0] for i in x.tolist()), dtype=np.int64,
+                                count=len(x))
+        total += float((2.0 * a.size[w] * (a.size[x] // np.maximum(rows_of_x, 1))).sum())
+    return total + float(touched[scheduled & ~is_product].sum())

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numbers
 
 from .. import ops
-from ..ops.lstm import lstm_c, lstm_gates, lstm_h
+from ..ops.lstm import lstm_unit
 
 
 def _dims(input_dim) -> tuple:
@@ -99,18 +99,9 @@ class LSTMState:
             zero = ops.api.zeros((b.hidden_dim,) + columns)
             prev = ((zero, ops.api.zeros((b.hidden_dim,) + columns)),) * b.layers
         new = []
-        H = b.hidden_dim
         for layer in range(b.layers):
             h, c = prev[layer]
-            terms = [b.b[layer]]
-            for W, xi in zip(b.Wx[layer], xs):
-                terms.append(W)
-                terms.append(xi)
-            terms.append(b.Wh[layer])
-            terms.append(h)
-            gates = lstm_gates(terms, H)
-            c = lstm_c((c,), gates)
-            h = lstm_h(c, gates)
+            h, c = lstm_unit(b.b[layer], b.Wx[layer] + [b.Wh[layer]], xs + [h], (c,), b.hidden_dim)
             new.append((h, c))
             xs = [h]
         return LSTMState(b, tuple(new))

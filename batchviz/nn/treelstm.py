@@ -5,11 +5,11 @@ A node with children ``(h_L, c_L)`` and ``(h_R, c_R)`` computes gates
 children, Tai et al.'s N-ary Tree-LSTM with N = 2), then ``c = i*u + f_L*c_L + f_R*c_R``
 and ``h = o * tanh(c)``. A leaf reads its word vector ``x``: ``[i, o, u]`` from
 ``b' + W x`` and ``c = i*u``. Each is three fused nodes (``bv.lstm_gates``, ``bv.lstm_c``,
-``bv.lstm_h``); the runtime batches the nodes of all trees of a minibatch.
+``bv.lstm_h``, built by ``bv.lstm_unit``); the runtime batches the nodes of all trees of a minibatch.
 """
 from __future__ import annotations
 
-from ..ops.lstm import lstm_c, lstm_gates, lstm_h
+from ..ops.lstm import lstm_unit
 
 
 class TreeLSTMCell:
@@ -28,16 +28,12 @@ class TreeLSTMCell:
 
     def leaf(self, x) -> tuple:
         """``(h, c)`` of a leaf reading the vector ``x``."""
-        gates = lstm_gates([self.b_leaf, self.W, x], self.hidden_dim)
-        c = lstm_c((), gates)
-        return lstm_h(c, gates), c
+        return lstm_unit(self.b_leaf, [self.W], [x], (), self.hidden_dim)
 
     def node(self, left: tuple, right: tuple) -> tuple:
         """``(h, c)`` of an inner node from its children's ``(h, c)``."""
         (h_l, c_l), (h_r, c_r) = left, right
-        gates = lstm_gates([self.b, self.U_L, h_l, self.U_R, h_r], self.hidden_dim)
-        c = lstm_c((c_l, c_r), gates)
-        return lstm_h(c, gates), c
+        return lstm_unit(self.b, [self.U_L, self.U_R], [h_l, h_r], (c_l, c_r), self.hidden_dim)
 
     def encode(self, tree, leaf_input) -> list:
         """``[(node, h), ...]`` for every node of ``tree`` (a :class:`batchviz.data.Tree`

@@ -7,7 +7,8 @@ one per instance, and these three ops (DyNet's names) fill the gaps that plain m
 leave:
 
 * ``lookup_batch(E, ids)``: the ``(dim, m)`` matrix whose column ``j`` is ``E[ids[j]]``;
-* ``affine_batch(b, W, X)``: ``W @ X`` plus the bias vector ``b`` added to every column;
+* ``affine_batch([b, W1, X1, ...])``: ``W1 @ X1 + ...`` plus the bias vector ``b`` added to
+  every column;
 * ``pickneglogsoftmax_batch(X, labels)``: the summed loss ``sum_j -log softmax(X[:, j])[labels[j]]``.
 
 They are ordinary ops with signatures, so automatic batching still applies on top of manual
@@ -53,47 +54,70 @@ class LookupBatch(Op):
 
 
 class AffineBatch(Op):
-    """``W @ X + b`` with the vector ``b`` added to every column of ``W @ X``."""
+    """``b + W1 @ X1 + W2 @ X2 + ...`` with the vector ``b`` added to every column."""
 
     name = "affine_batch"
     cheap = False
-    arity = 3
+    arity = None
 
     def infer_shape(self, shapes, attrs):
-        b, W, X = shapes
+        if len(shapes) < 3 or len(shapes) % 2 == 0:
+            raise self.error("takes [b, W1, X1, W2, X2, ...]: an odd number (>= 3) of "
+                             f"expressions, got {len(shapes)}")
+        b = shapes[0]
         if len(b) != 1:
             raise self.error(f"the bias must be a vector, got shape {b}")
-        if len(X) != 2:
-            raise self.error(f"X must be a matrix with one column per instance, got shape {X}")
-        out = _mm_shape(self, W, X)
-        if out[0] != b[0]:
-            raise self.error(f"W{W} @ X{X} has {out[0]} rows but the bias has {b[0]}")
+        out = None
+        for i in range(1, len(shapes), 2):
+            W, X = shapes[i], shapes[i + 1]
+            if len(X) != 2:
+                raise self.error(f"X{i // 2 + 1} must be a matrix with one column per instance, "
+                                 f"got shape {X}")
+            term = _mm_shape(self, W, X)
+            if term[0] != b[0] or (out is not None and term != out):
+                raise self.error(f"term {i // 2 + 1} (W{W} @ X{X}) has shape {term}, which does "
+                                 f"not match the bias {b} or the other terms")
+            out = term
         return out
 
     def signature(self, graph, args, attrs, shape):
-        b_key, b_shared = _factor_key(graph, args[0])
-        w_key, w_shared = _factor_key(graph, args[1])
-        shared = tuple(p for p, s in ((0, b_shared), (1, w_shared)) if s)
-        return ("affine_batch", b_key, w_key, graph.shapes[args[2]]), shared
+        key, shared = ["affine_batch"], []
+        for pos, node in enumerate(args):
+            if pos == 0 or pos % 2 == 1:  # the bias and the W positions may be shared
+                part, is_shared = _factor_key(graph, node)
+                key.append(part)
+                if is_shared:
+                    shared.append(pos)
+            else:
+                key.append(graph.shapes[node])
+        return tuple(key), tuple(shared)
 
     def memo_key(self, graph, args, attrs):
         params, shapes = graph.param_of_node, graph.shapes
-        b, W, X = args
-        return (self, b if b in params else shapes[b], W if W in params else shapes[W], shapes[X])
+        return (self,) + tuple(a if (i == 0 or i % 2 == 1) and a in params else shapes[a]
+                               for i, a in enumerate(args))
 
     def forward(self, xp, ins, attrs, n):
-        b, W, X = ins
-        out = _mm_forward(xp, W, X, W.ndim == 2)
-        out += b[..., None]
+        out = None
+        for i in range(1, len(ins), 2):
+            W = ins[i]
+            term = _mm_forward(xp, W, ins[i + 1], W.ndim == 2)
+            if out is None:
+                out = term
+            else:
+                out += term
+        out += ins[0][..., None]
         return out
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
-        b, W, X = ins
-        gb = None
+        grads = [None] * len(ins)
         if needs[0]:
-            gb = g.sum(axis=(0, 2)) if b.ndim == 1 else g.sum(axis=2)
-        gW, gX = _mm_backward(xp, W, X, g, W.ndim == 2, needs[1], needs[2])
-        return [gb, gW, gX]
+            grads[0] = g.sum(axis=(0, 2)) if ins[0].ndim == 1 else g.sum(axis=2)
+        for i in range(1, len(ins), 2):
+            W = ins[i]
+            grads[i], grads[i + 1] = _mm_backward(xp, W, ins[i + 1], g, W.ndim == 2,
+                                                  needs[i], needs[i + 1])
+        return grads
 
 
 class PickNegLogSoftmaxBatch(Op):
@@ -161,9 +185,10 @@ def lookup_batch(table, indices):
     return build(_LOOKUP_BATCH, (table,), rows)
 
 
-def affine_batch(b, W, X):
-    """``W @ X`` with the bias vector ``b`` added to every column."""
-    return build(_AFFINE_BATCH, (b, W, X))
+def affine_batch(terms):
+    """``b + W1 @ X1 + W2 @ X2 + ...`` from ``[b, W1, X1, ...]``, the bias vector ``b`` added
+    to every column."""
+    return build(_AFFINE_BATCH, list(terms))
 
 
 def pickneglogsoftmax_batch(X, labels):

@@ -80,10 +80,12 @@ _PNLS = register(PickNegLogSoftmax())
 
 
 def softmax(x):
+    """``exp(x) / sum(exp(x))`` of a vector: probabilities that sum to 1."""
     return build(_SOFTMAX, (x,))
 
 
 def log_softmax(x):
+    """``log(softmax(x))`` of a vector, computed without overflow."""
     return build(_LOG_SOFTMAX, (x,))
 
 

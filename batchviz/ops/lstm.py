@@ -23,6 +23,8 @@ Inputs are vectors ``(d,)``, or matrices ``(d, m)`` whose ``m`` columns are inst
 """
 from __future__ import annotations
 
+from ..expression import Expression
+from ..model import ParameterBase
 from .base import Op, register
 from ._build import build
 from .linalg import _factor_key, _mm_backward, _mm_forward, _mm_shape
@@ -264,6 +266,92 @@ def lstm_h(c, gates):
     return build(_OUTPUT, (c, gates))
 
 
+_UNIT = object()  # first element of lstm_unit's memo keys (never equal to an Op's key)
+
+
+def lstm_unit(b, weights, inputs, cells, hidden: int) -> tuple:
+    """``(h, c)`` of one LSTM unit: the three nodes ``lstm_gates([b, W1, x1, ...])``,
+    ``lstm_c(cells, gates)`` and ``lstm_h(c, gates)`` built in one call.
+
+    A sequence LSTM step is ``weights = [Wx, Wh]``, ``inputs = [x, h_prev]``,
+    ``cells = [c_prev]``; a binary Tree-LSTM node is ``[U_L, U_R]``, ``[h_L, h_R]``,
+    ``[c_L, c_R]``; a Tree-LSTM leaf is ``[W]``, ``[x]``, ``[]``.
+
+    The nodes are exactly those the three functions build, but construction is paid on
+    every step of every sentence, so after the first unit of a given shape the shapes and
+    signatures come from the graph's memo instead of being checked and hashed again.
+    """
+    args = _unit_args(b, weights, inputs, cells)
+    if args is None:  # not all plain parameters and expressions of one graph
+        return _build_unit(b, weights, inputs, cells, hidden)
+    graph = inputs[0].graph
+    shapes, depths = graph.shapes, graph.depths
+    cell_nodes = tuple(c.node for c in cells)
+    key = (_UNIT, hidden, args[0], tuple(args[1::2]), tuple(shapes[a] for a in args[2::2]),
+           tuple(shapes[c] for c in cell_nodes))
+    known = graph.memo.get(key)
+    if known is None:  # first unit of this kind in the graph: build it the checked way
+        h, c = _build_unit(b, weights, inputs, cells, hidden)
+        gates = graph.args[h.node][1]
+        sigs = graph.sigs
+        graph.memo[key] = (sigs[gates], shapes[gates], sigs[c.node], shapes[c.node], sigs[h.node])
+        return h, c
+    gates_sig, gates_shape, c_sig, c_shape, h_sig = known
+    depth = 0
+    for a in args[2::2]:
+        if depths[a] > depth:
+            depth = depths[a]
+    gates = graph.push(_GATES, tuple(args), hidden, gates_shape, gates_sig, depth + 1)
+    depth += 1
+    for a in cell_nodes:
+        if depths[a] > depth:
+            depth = depths[a]
+    c = graph.push(_CELL, cell_nodes + (gates.node,), None, c_shape, c_sig, depth + 1)
+    h = graph.push(_OUTPUT, (c.node, gates.node), None, c_shape, h_sig, depth + 2)
+    return h, c
+
+
+def _build_unit(b, weights, inputs, cells, hidden):
+    terms = [b]
+    for W, x in zip(weights, inputs):
+        terms += [W, x]
+    gates = lstm_gates(terms, hidden)
+    c = lstm_c(cells, gates)
+    return lstm_h(c, gates), c
+
+
+def _unit_args(b, weights, inputs, cells):
+    """The gates node's argument ids ``[b, W1, x1, ...]`` when every weight is a parameter and
+    every input and cell an expression of one live graph; None otherwise."""
+    first = inputs[0] if inputs else None
+    if type(first) is not Expression or len(weights) != len(inputs):
+        return None
+    graph = first.graph
+    if graph.finished:
+        return None
+    param_node = graph.param_node
+    node = param_node.get(id(b))
+    if node is None:
+        if not isinstance(b, ParameterBase):
+            return None
+        node = graph.parameter_node(b)
+    args = [node]
+    for W, x in zip(weights, inputs):
+        node = param_node.get(id(W))
+        if node is None:
+            if not isinstance(W, ParameterBase):
+                return None
+            node = graph.parameter_node(W)
+        if type(x) is not Expression or x.graph is not graph:
+            return None
+        args.append(node)
+        args.append(x.node)
+    for c in cells:
+        if type(c) is not Expression or c.graph is not graph:
+            return None
+    return args
+
+
 def vanilla_lstm_gates(x, h_prev, Wx, Wh, b):
     """DyNet's ``vanilla_lstm_gates``: gates ``[i, f, o, g]`` of one LSTM step.
 
@@ -294,5 +382,5 @@ def vanilla_lstm_h(c, gates):
     return lstm_h(c, gates)
 
 
-__all__ = ["lstm_gates", "lstm_c", "lstm_h", "vanilla_lstm_gates", "vanilla_lstm_c",
+__all__ = ["lstm_gates", "lstm_c", "lstm_h", "lstm_unit", "vanilla_lstm_gates", "vanilla_lstm_c",
            "vanilla_lstm_h"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .agenda import AgendaBatching, average_depths
 from .base import PendingView, Schedule, Strategy, validate_schedule
+from .lookahead import LookaheadBatching
 from .simple import DepthBatching, NoBatching
 
 STRATEGIES: dict[str, type] = {}
@@ -18,7 +19,7 @@ def register_strategy(cls_or_obj, name: str | None = None):
     return cls_or_obj
 
 
-for _cls in (NoBatching, DepthBatching, AgendaBatching):
+for _cls in (NoBatching, DepthBatching, AgendaBatching, LookaheadBatching):
     register_strategy(_cls)
 
 

@@ -27,15 +27,15 @@ def graph_of(target) -> tuple:
         f"expected an expression (e.g. the loss) or a bv.Graph, got {type(target).__name__}")
 
 
-def schedule_snapshot(graph, strategy) -> tuple:
-    """``(view, batches)``: ``strategy``'s schedule of every node of ``graph``, checked when
-    the strategy is not a trusted built-in one."""
-    view = PendingView(graph, start=0)
+def schedule_snapshot(graph, strategy, view=None) -> tuple:
+    """``(view, batches)``: ``strategy``'s schedule of every node of ``graph`` (``view``: a
+    ``PendingView(graph, start=0)`` to reuse), checked when the strategy is not a trusted
+    built-in one."""
+    if view is None:
+        view = PendingView(graph, start=0)
     batches = strategy.schedule(view)
-    if getattr(strategy, "trusted", False):
-        batches = [list(b) for b in batches]
-    else:
-        batches = validate_schedule(view, batches)
+    if not getattr(strategy, "trusted", False):
+        batches = validate_schedule(view, batches)  # also turns every batch into a list
     return view, batches
 
 

@@ -11,7 +11,7 @@ from html import escape
 
 import graphviz
 
-from ..trace.timeline import BATCH, STATES, WAITING
+from ..trace.timeline import BATCH, DONE, STATES, WAITING
 from .dotcheck import DOT_MISSING, warn_dot_missing
 from .palette import STATE_FILL, STATE_LABEL, STATE_TEXT, tint
 
@@ -74,12 +74,10 @@ def node_attributes(sn, colour: str, row, by_signature: bool) -> dict:
     if not sn.group:
         style = "rounded,filled"
     in_batch = row[STATES.index(BATCH)] > 0
-    first_state = STATES[next(k for k, c in enumerate(row) if c)] if any(row) else "waiting"
-    if sn.group:
-        states = ", ".join(f"{int(c)} {STATE_LABEL[s]}" for s, c in zip(STATES, row) if c)
-    else:
-        states = STATE_LABEL[first_state]
-    attrs.update(style=style, fillcolor=fill, fontcolor=STATE_TEXT[first_state],
+    all_done = row[STATES.index(DONE)] == sum(row)
+    states = ", ".join((f"{int(c)} " if sn.group else "") + STATE_LABEL[s]
+                       for s, c in zip(STATES, row) if c)
+    attrs.update(style=style, fillcolor=fill, fontcolor=STATE_TEXT[DONE if all_done else WAITING],
                  penwidth="3" if in_batch else "1.5", tooltip=f"{sn.tooltip}: {states}")
     return attrs
 

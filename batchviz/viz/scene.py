@@ -19,7 +19,8 @@ from ..trace.timeline import STATES
 from .palette import signature_colours
 
 DEFAULT_MAX_NODES = 300   # above this many nodes, draw collapsed
-DEFAULT_MAX_BOXES = 120   # collapsed pictures widen their depth bands to stay below this
+MAX_EXPANDED = 2000       # an expanded region larger than this is refused (dot would take ages)
+DEFAULT_MAX_BOXES = 60    # collapsed pictures widen their depth bands to stay below this
 
 
 @dataclass
@@ -31,7 +32,7 @@ class SceneNode:
     group: bool           # a collapsed box of several nodes
     parameter: bool
     tooltip: str
-    layer: int            # smallest depth of its members (the fallback drawing's row)
+    layer: int            # its depth, or its depth band's first depth (the fallback's row)
 
 
 @dataclass
@@ -108,6 +109,10 @@ def build_scene(table, *, parameters: bool = False, collapse=None, expand=None,
     note = ""
     if collapsed:
         single &= _expanded_mask(table, expand) if expand is not None else False
+        if int(single.sum()) > MAX_EXPANDED:
+            raise ValueError(
+                f"expand={expand!r} selects {int(single.sum())} nodes; at most {MAX_EXPANDED} "
+                "can be drawn one by one. Narrow the depth range or add a signature.")
     elif expand is not None:
         _expanded_mask(table, expand)  # still reject a malformed expand
     boxed = visible & ~single
@@ -132,7 +137,8 @@ def build_scene(table, *, parameters: bool = False, collapse=None, expand=None,
             nodes.append(SceneNode(
                 key=f"g{s}_{int(table.depth[members[0]]) // width}", lines=(name, f"\u00d7{len(members)} \u00b7 {where}"),
                 signature=s, members=members, group=True, parameter=bool(table.is_param[members[0]]),
-                tooltip=f"{len(members)} nodes of {name} at {where}", layer=lo))
+                tooltip=f"{len(members)} nodes of {name} at {where}",
+                layer=int(table.depth[members[0]]) // width * width))  # the band's first depth
         note = (f"{n_visible} nodes drawn as {len(uniq)} boxes, one per signature and "
                 + ("depth" if width == 1 else f"band of {width} depths")
                 + "; render(..., expand=dict(depth=(a, b))) draws a region node by node")

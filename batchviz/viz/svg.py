@@ -15,15 +15,22 @@ from .palette import STATE_FILL, STATE_LABEL, tint
 BOX_W, GROUP_W, BOX_H, ROW_H, GAP = 104, 150, 34, 74, 14
 
 
-def _layers(g) -> dict:
+def _layers(g, scene) -> dict:
     """Row of each box: its topological generation, except that leaves (inputs, zeros)
-    hang just above their first user instead of all sitting in the top row."""
+    hang just above their first user instead of all sitting in the top row. A collapsed
+    picture whose depth bands join nodes of different depths can have cycles between boxes;
+    its rows are then the bands' smallest depths."""
     import networkx as nx
 
-    layer = {}
-    for row, generation in enumerate(nx.topological_generations(g)):
-        for key in generation:
-            layer[key] = row
+    if nx.is_directed_acyclic_graph(g):
+        layer = {}
+        for row, generation in enumerate(nx.topological_generations(g)):
+            for key in generation:
+                layer[key] = row
+    else:
+        rows = sorted({sn.layer for sn in scene.nodes})
+        index = {depth: k for k, depth in enumerate(rows)}
+        return {sn.key: index[sn.layer] for sn in scene.nodes}
     for key in g:
         if g.in_degree(key) == 0 and g.out_degree(key) > 0:
             layer[key] = min(layer[u] for u in g.successors(key)) - 1
@@ -65,7 +72,7 @@ def _layout(scene) -> dict:
     g.add_edges_from((t, h) for t, h, _ in scene.edges)
     if g.number_of_nodes() == 0:
         return {}
-    layer = _layers(g)
+    layer = _layers(g, scene)
     top = min(layer.values())
     rows = {row - top: keys for row, keys in sorted(_order_rows(g, layer).items())}
     # a dict of ordered lists keeps our order within rows (node attributes would not)
@@ -123,11 +130,17 @@ def draw_scene(scene, paint, note: str = "") -> str:
            '<rect width="100%" height="100%" fill="#ffffff"/>']
     for k, line in enumerate(caption_lines):
         out.append(f'<text x="{GAP}" y="{18 + 16 * k}" font-size="12">{escape(line)}</text>')
+    half = {sn.key: (GROUP_W if sn.group else BOX_W) / 2 for sn in scene.nodes}
     for tail, head, count in scene.edges:
         (x1, y1), (x2, y2) = point(tail), point(head)
-        out.append(f'<line x1="{x1:.1f}" y1="{y1 + BOX_H / 2:.1f}" x2="{x2:.1f}" '
-                   f'y2="{y2 - BOX_H / 2:.1f}" stroke="#8a8a8a" '
-                   f'stroke-width="{1 if count == 1 else 2}" marker-end="url(#bv-arrow)"/>')
+        if y1 == y2:  # within one row (a collapsed depth band): side to side
+            side = 1 if x2 > x1 else -1
+            x1, x2 = x1 + side * half[tail], x2 - side * half[head]
+        else:         # bottom of the argument to the top of its user
+            y1, y2 = y1 + BOX_H / 2, y2 - BOX_H / 2
+        out.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+                   f'stroke="#8a8a8a" stroke-width="{1 if count == 1 else 2}" '
+                   'marker-end="url(#bv-arrow)"/>')
     counts = paint.counts
     for k, sn in enumerate(scene.nodes):
         x, y = point(sn.key)

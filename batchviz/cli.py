@@ -1,0 +1,178 @@
+"""``batchviz`` on the command line.
+
+``batchviz explain script.py [args...]`` runs a Python script and explains the last loss it
+computed; ``batchviz demo`` explains the paper's Figure 1. Exit status: 0 on success, 1 when
+the script fails or computes no loss, 2 for a usage error or a missing script.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+import traceback
+
+from .expression import Expression
+
+
+class LossRecorder:
+    """Remembers the last expression a script asked for: the last one ``.backward()`` was
+    called on (a loss, surely), else the last scalar whose ``.value()`` was taken, else the
+    last expression whose value was taken at all.
+
+    It wraps ``Expression.npvalue`` and ``Expression.backward`` only while the script runs
+    (every ``value()``, ``scalar_value()`` and ``forward()`` goes through ``npvalue``): one
+    attribute store per call, and the core needs no hook for it."""
+
+    def __init__(self):
+        self.backward = self.scalar = self.any = None
+
+    def __enter__(self):
+        self._npvalue, self._backward = Expression.npvalue, Expression.backward
+        recorder, npvalue, backward = self, self._npvalue, self._backward
+
+        def recording_npvalue(expr):
+            recorder.any = expr
+            if expr.graph.shapes[expr.node] in ((), (1,)):
+                recorder.scalar = expr
+            return npvalue(expr)
+
+        def recording_backward(expr):
+            recorder.backward = expr
+            return backward(expr)
+
+        recording_npvalue.__doc__, recording_backward.__doc__ = npvalue.__doc__, backward.__doc__
+        Expression.npvalue, Expression.backward = recording_npvalue, recording_backward
+        return self
+
+    def __exit__(self, *exc):
+        Expression.npvalue, Expression.backward = self._npvalue, self._backward
+
+    @property
+    def loss(self):
+        for expr in (self.backward, self.scalar, self.any):  # (expressions have no truth value)
+            if expr is not None:
+                return expr
+        return None
+
+
+def _last_built_scalar():
+    """The last scalar node of the current graph, for scripts that never ask for a value."""
+    from . import graph as graph_module
+
+    g = graph_module._current
+    if g is None:
+        return None
+    for node in range(len(g.ops) - 1, -1, -1):
+        if g.shapes[node] in ((), (1,)) and node not in g.param_of_node:
+            return Expression(g, node)
+    return None
+
+
+def _run_script(path: str, args: list):
+    """Run ``path`` as ``__main__`` with ``args``; returns (loss or None, exit status)."""
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv = [path] + list(args)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    status = 0
+    try:
+        with LossRecorder() as recorder:
+            try:
+                runpy.run_path(path, run_name="__main__")
+            except SystemExit as exit_:
+                code = exit_.code
+                status = code if isinstance(code, int) else (0 if code is None else 1)
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    loss = recorder.loss
+    return (loss if loss is not None else _last_built_scalar()), status
+
+
+def _emit(explanation, options) -> None:
+    if options.json:
+        import json
+
+        print(json.dumps(explanation.to_dict(), indent=2))
+    else:
+        print(explanation)
+    if options.html:
+        explanation.to_html(options.html)
+        print(f"report written to {options.html}", file=sys.stderr)
+
+
+def cmd_explain(options) -> int:
+    from .explain import explain
+
+    path = options.script
+    if not os.path.isfile(path):
+        print(f"batchviz explain: no such script: {path}", file=sys.stderr)
+        return 2
+    try:
+        loss, status = _run_script(path, options.args)
+    except Exception:  # the user's script failed: show its traceback, not ours
+        traceback.print_exc()
+        print(f"batchviz explain: {path} raised an exception (above); nothing to explain",
+              file=sys.stderr)
+        return 1
+    if status != 0:
+        print(f"batchviz explain: {path} exited with status {status}", file=sys.stderr)
+        return status
+    if loss is None:
+        print(f"batchviz explain: {path} ran but built no scalar expression to explain "
+              "(call .value() or .backward() on your loss)", file=sys.stderr)
+        return 1
+    _emit(explain(loss, strategies=options.strategies), options)
+    return 0
+
+
+def cmd_demo(options) -> int:
+    from .examples import figure1
+    from .explain import explain
+
+    graph, loss, _ = figure1("agenda", lengths=tuple(options.lengths))
+    try:
+        print(f"The paper's Figure 1: RNN regression over {len(options.lengths)} sequences of "
+              f"lengths {', '.join(map(str, options.lengths))}, summed into one loss.\n")
+        _emit(explain(loss, strategies=options.strategies), options)
+    finally:
+        graph.finish("when the demo ended")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="batchviz", description="On-the-fly operation batching, made visible.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    def common(p):
+        p.add_argument("--strategies", type=lambda text: text.split(","),
+                       default=["none", "depth", "agenda"], metavar="A,B,...",
+                       help="strategies to compare, comma-separated (default: none,depth,agenda)")
+        p.add_argument("--html", metavar="FILE", help="also write the report as an HTML page")
+        p.add_argument("--json", action="store_true", help="print the numbers as JSON instead")
+
+    p = sub.add_parser("explain", help="run a script and explain the last loss it computed")
+    p.add_argument("script", help="path of a Python script")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    common(p)
+    p.set_defaults(run=cmd_explain)
+    p = sub.add_parser("demo", help="explain the paper's Figure 1 example")
+    p.add_argument("--lengths", nargs="+", type=int, default=[2, 3, 4], metavar="N",
+                   help="sequence lengths (default: 2 3 4)")
+    common(p)
+    p.set_defaults(run=cmd_demo)
+    return parser
+
+
+def main(argv=None) -> int:
+    options = build_parser().parse_args(argv)
+    try:
+        return options.run(options)
+    except (ValueError, TypeError) as error:  # e.g. an unknown strategy name
+        print(f"batchviz {options.command}: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,123 @@
+"""``bv.explain``: schedule one graph with several strategies and compare them.
+
+Nothing runs and nothing is traced node by node: each strategy schedules a snapshot of the
+graph (as if nothing had run), and the numbers a report needs - batches, copies, kernel
+launches, the lower bound, per-signature batch counts - come from NumPy over the whole
+graph at once, so that explaining a graph costs less than building it did.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..backend import state
+from ..schedule import resolve_strategy
+from ..trace.record import graph_of, schedule_snapshot
+from .arrays import graph_arrays
+from .bound import chain_bounds
+from .copies import count_copies
+from .costmodel import cost_model
+from .diagnose import small_batch_reason, verdict
+from .flops import total_flops
+from .report import BatchNote, Explanation, SignatureRow, SmallBatchNote, StrategyResult
+
+DEFAULT_STRATEGIES = ("none", "depth", "agenda")
+TOP_SIGNATURES, TOP_BATCHES, TOP_SMALL = 10, 3, 5
+
+
+def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
+    """Explain how the graph of ``loss`` batches under each of ``strategies`` (names or
+    Strategy objects; the graph's own strategy is added when it is not among them).
+
+    Works before or after ``loss.value()`` and changes nothing: results, gradients and the
+    graph's state are untouched. ``print()`` the result for the terminal report; in Jupyter
+    it shows as an HTML table; ``.to_dict()`` gives the numbers."""
+    t0 = time.perf_counter()
+    graph, _ = graph_of(loss)
+    chosen = [resolve_strategy(s) for s in strategies]
+    if not chosen:
+        raise ValueError("explain: give at least one strategy")
+    if graph.strategy.name not in {s.name for s in chosen}:
+        chosen.append(graph.strategy)
+    a = graph_arrays(graph)
+    bounds = chain_bounds(a)
+    lower = sum(bounds.values())
+    flops = total_flops(graph, a)
+    model = cost_model()
+    itemsize = int(state.dtype.itemsize)
+
+    results, schedules, per_sig, strips = {}, {}, {}, {}
+    top_sig = int(a.sig.max()) + 1 if a.n else 1
+    view = None  # one snapshot view serves every strategy (strategies only read it)
+    for strategy in chosen:
+        view, batches = schedule_snapshot(graph, strategy, view)
+        counts = count_copies(a, batches)
+        kernels = len(batches) + counts.copies
+        results[strategy.name] = StrategyResult(
+            name=strategy.name, batches=len(batches), kernels=kernels, copies=counts.copies,
+            copies_avoided=counts.copies_avoided,
+            bytes_copied=counts.elements_copied * itemsize,
+            estimated_seconds=model.estimate(kernels, flops + counts.elements_copied),
+            above_lower_bound=len(batches) - lower)
+        schedules[strategy.name] = batches
+        firsts = np.fromiter((b[0] for b in batches), dtype=np.int64, count=len(batches))
+        per_sig[strategy.name] = np.bincount(a.sig[firsts], minlength=top_sig)
+        strips[strategy.name] = (np.fromiter(map(len, batches), dtype=np.int64, count=len(batches)),
+                                 a.sig[firsts])
+
+    names = list(results)
+    reference = "agenda" if "agenda" in results else min(results.values(), key=lambda r: r.kernels).name
+    scheduled = a.scheduled
+    sigs, node_counts = np.unique(a.sig[scheduled], return_counts=True)
+    lo = np.full(top_sig, np.iinfo(np.int64).max)
+    hi = np.full(top_sig, -1)
+    np.minimum.at(lo, a.sig[scheduled], a.depth[scheduled])
+    np.maximum.at(hi, a.sig[scheduled], a.depth[scheduled])
+    depth_sum = np.bincount(a.sig[scheduled], weights=a.depth[scheduled], minlength=top_sig)
+    count_of = dict(zip(sigs.tolist(), node_counts.tolist()))
+
+    def row(s: int) -> SignatureRow:
+        return SignatureRow(id=s, name=graph.signature_name(s), op=graph.sigtab[s].op.name,
+                            nodes=count_of[s], min_depth=int(lo[s]), max_depth=int(hi[s]),
+                            average_depth=float(depth_sum[s] / count_of[s]),
+                            chain_bound=bounds[s],
+                            batches={n: int(per_sig[n][s]) for n in names})
+
+    by_size = sigs[np.argsort(-node_counts, kind="stable")].tolist()
+    rows = [row(s) for s in by_size[:TOP_SIGNATURES]]
+    winners = {}  # strategy -> the signature that gains most from it, for the verdict
+    if "agenda" in results and "depth" in results and len(sigs):
+        d, g = per_sig["depth"][sigs], per_sig["agenda"][sigs]
+        average = depth_sum[sigs] / node_counts
+        for name, gain, base in (("agenda", d - g, d), ("depth", g - d, g)):
+            # most batches saved; then the largest share saved; then the latest (loss-like)
+            best = np.lexsort((average, gain / np.maximum(base, 1), gain))[-1]
+            winners[name] = row(int(sigs[best]))
+
+    ref_batches = per_sig[reference][sigs]
+    small = (ref_batches >= 2) & (node_counts <= 2 * ref_batches)
+    flagged = sigs[small][np.argsort(-ref_batches[small], kind="stable")].tolist()
+    notes = []
+    for s in flagged[:TOP_SMALL]:
+        notes.append(SmallBatchNote(
+            name=graph.signature_name(s), nodes=count_of[s], batches=int(per_sig[reference][s]),
+            reason=small_batch_reason(graph, s, int(per_sig[reference][s]), bounds[s], count_of)))
+
+    lens = strips[reference][0]
+    largest = [BatchNote(name=graph.signature_name(int(a.sig[schedules[reference][k][0]])),
+                         size=int(lens[k]), step=int(k))
+               for k in np.argsort(-lens, kind="stable")[:TOP_BATCHES].tolist()]
+
+    unbatchable = sum(count_of[s] for s in count_of
+                      if len(graph.sigtab[s].key) > 1 and graph.sigtab[s].key[1] == "unbatchable")
+    return Explanation(
+        nodes=int(len(scheduled)), parameters=int(a.is_param.sum()), signatures=int(len(sigs)),
+        lower_bound=lower, strategies=results, reference=reference, rows=rows,
+        more_signatures=max(0, len(sigs) - len(rows)),
+        more_signature_nodes=int(node_counts.sum() - sum(r.nodes for r in rows)),
+        largest=largest, small=notes, more_small=max(0, len(flagged) - len(notes)),
+        unbatchable=unbatchable, verdict=verdict(results, winners),
+        launch_seconds=model.launch_seconds, flops_per_second=model.flops_per_second,
+        flops=flops, seconds=time.perf_counter() - t0,
+        _arrays=a, _graph=graph, _strips=strips)

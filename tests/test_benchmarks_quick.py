@@ -1,0 +1,63 @@
+"""Every benchmark task runs with --quick (small sizes, the same code path) and writes the
+JSON the docs and the report read."""
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.__main__ import TASKS, main  # noqa: E402
+
+TRAINING_TASKS = ("synthetic", "bilstm", "bilstm-char", "treelstm", "parser")
+
+
+def test_every_task_is_registered():
+    assert set(TRAINING_TASKS) | {"report"} <= set(TASKS)
+
+
+@pytest.mark.parametrize("task", TRAINING_TASKS)
+def test_quick_run_writes_the_results_json(task, tmp_path, capsys):
+    out = tmp_path / f"{task}.json"
+    assert main([task, "--quick", "--json", str(out)]) == 0
+    payload = json.loads(out.read_text())
+    assert payload["task"] == task
+    assert payload["machine"]["gemm_flops_per_s"] > 0
+    modes = payload["results"]
+    expected = {"none", "depth", "agenda"}
+    if task == "synthetic":
+        expected |= {"manual+none", "manual+depth", "manual+agenda"}
+    assert set(modes) == expected
+    for r in modes.values():
+        assert r["sentences_per_s"] > 0
+        assert 0 < r["efficiency"] < 1
+        assert r["kernels"] >= r["batches_per_minibatch"] > 0
+    # batching really batches: agenda runs far fewer batches than one node per batch
+    assert modes["agenda"]["batches_per_minibatch"] < modes["none"]["batches_per_minibatch"] / 2
+    assert modes["none"]["batches_per_minibatch"] >= modes["none"]["nodes"] - 200
+    printed = capsys.readouterr().out
+    assert "efficiency = model training FLOP/s / machine GEMM FLOP/s" in printed
+    assert "construct" in printed and "backward" in printed  # the per-phase breakdown
+
+
+def test_report_renders_saved_results(tmp_path, capsys):
+    from benchmarks import report, synthetic
+
+    payload = synthetic.run(quick=True)
+    (tmp_path / "synthetic.json").write_text(json.dumps(payload))
+    result = report.run(quick=False, directory=tmp_path)
+    table = (tmp_path / "benchmarks.md").read_text()
+    assert "| Synthetic BiLSTM (§4.1) | agenda |" in table
+    assert table.index("| none |") < table.index("| agenda |") < table.index("| manual+none |")
+    assert result["tasks"] == ["synthetic"]
+    pytest.importorskip("matplotlib")
+    assert (tmp_path / "benchmarks.png").stat().st_size > 1000
+
+
+def test_report_without_results(tmp_path, capsys):
+    from benchmarks import report
+
+    assert report.run(quick=True, directory=tmp_path)["tasks"] == []
+    assert "no results" in capsys.readouterr().out

@@ -1,0 +1,153 @@
+"""The command line: `batchviz explain script.py`, `batchviz demo`, exit codes and errors."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import batchviz as bv
+from batchviz.cli import LossRecorder, main
+from batchviz.examples import figure1
+from batchviz.expression import Expression
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write(tmp_path, body: str, name="script.py") -> str:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+FIGURE1_SCRIPT = """
+    import sys
+    import batchviz as bv
+    from batchviz.examples import figure1
+
+    graph, loss, model = figure1("agenda", lengths=tuple(int(a) for a in sys.argv[1:]) or (2, 3, 4))
+    print("loss", loss.value())
+    loss.backward()
+    with bv.Graph():  # a later value() must not hide the loss backward() was called on
+        bv.sum_elems(bv.input([1.0, 2.0])).value()
+"""
+
+
+def test_explain_a_script(tmp_path, capsys):
+    script = write(tmp_path, FIGURE1_SCRIPT)
+    npvalue, backward = Expression.npvalue, Expression.backward
+    assert main(["explain", script]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("loss ")  # the script's own output comes first
+    assert "batchviz explain: 61 nodes in 10 signatures" in out
+    assert "lower bound: 23 batches" in out and "verdict: agenda needs" in out
+    assert "\x1b[" not in out  # not a terminal: plain text
+    assert (Expression.npvalue, Expression.backward) == (npvalue, backward)  # hooks removed
+
+
+def test_script_arguments_and_json(tmp_path, capsys):
+    script = write(tmp_path, FIGURE1_SCRIPT)
+    assert main(["explain", "--json", script, "3", "3"]) == 0
+    out = capsys.readouterr().out
+    d = json.loads(out[out.index("{"):])
+    g, loss, _ = figure1("agenda", lengths=(3, 3))
+    assert d == {**bv.explain(loss).to_dict(), "explain_seconds": d["explain_seconds"]}
+
+
+def test_html_report(tmp_path, capsys):
+    script = write(tmp_path, FIGURE1_SCRIPT)
+    report = tmp_path / "report.html"
+    assert main(["explain", "--html", str(report), script]) == 0
+    assert report.read_text().startswith("<!DOCTYPE html>")
+    assert "report written to" in capsys.readouterr().err
+
+
+def test_the_last_scalar_built_when_no_value_is_asked(tmp_path, capsys):
+    script = write(tmp_path, """
+        import numpy as np
+        import batchviz as bv
+        x = bv.input(np.ones(3))
+        loss = bv.sum_elems(bv.tanh(x) * 2.0)
+    """)
+    assert main(["explain", script]) == 0
+    assert "4 nodes in 4 signatures" in capsys.readouterr().out
+
+
+def test_missing_script(tmp_path, capsys):
+    assert main(["explain", str(tmp_path / "nope.py")]) == 2
+    assert "no such script:" in capsys.readouterr().err
+
+
+def test_failing_script(tmp_path, capsys):
+    script = write(tmp_path, "raise RuntimeError('broken on purpose')\n")
+    assert main(["explain", script]) == 1
+    err = capsys.readouterr().err
+    assert "RuntimeError: broken on purpose" in err and "raised an exception" in err
+
+
+def test_script_exit_status_is_passed_on(tmp_path, capsys):
+    assert main(["explain", write(tmp_path, "import sys\nsys.exit(3)\n")]) == 3
+    assert "exited with status 3" in capsys.readouterr().err
+    assert main(["explain", write(tmp_path, textwrap.dedent(FIGURE1_SCRIPT) + "sys.exit(0)\n",
+                                  "ok.py")]) == 0
+
+
+def test_script_without_a_loss(tmp_path, capsys):
+    assert main(["explain", write(tmp_path, "print('hello')\n")]) == 1
+    assert "built no scalar expression" in capsys.readouterr().err
+
+
+def test_unknown_strategy(tmp_path, capsys):
+    script = write(tmp_path, FIGURE1_SCRIPT)
+    assert main(["explain", "--strategies", "agenda,fastest", script]) == 2
+    assert "unknown strategy 'fastest'" in capsys.readouterr().err
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([])
+    assert exit_.value.code == 2
+    with pytest.raises(SystemExit) as exit_:
+        main(["explain"])
+    assert exit_.value.code == 2
+
+
+def test_demo(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "Figure 1" in out and "lengths 2, 3, 4" in out
+    assert "61 nodes" in out and "verdict: agenda needs" in out
+    assert main(["demo", "--lengths", "5", "5"]) == 0
+    assert "agenda and depth need the same number of launches" in capsys.readouterr().out
+
+
+def test_recorder_prefers_backward_then_scalars():
+    g, loss, _ = figure1()
+    with LossRecorder() as r:
+        loss.npvalue()
+        vector = Expression(g, 7)
+        vector.npvalue()
+        assert r.loss is loss  # the last *scalar* value beats a later vector value
+        scalar = bv.sum_elems(vector)
+        scalar.value()
+        assert r.loss is scalar
+        loss.backward()
+        scalar.value()
+        assert r.loss is loss  # backward() marks the loss for good
+
+
+@pytest.mark.parametrize("command", [[sys.executable, "-m", "batchviz"],
+                                     [str(Path(sys.executable).with_name("batchviz"))]])
+def test_entry_points(command, tmp_path):
+    if not Path(command[0]).exists():
+        pytest.skip("console script not installed in this environment")
+    env = {**os.environ, "NO_COLOR": "1"}
+    done = subprocess.run(command + ["demo"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "verdict: agenda needs" in done.stdout
+    missing = subprocess.run(command + ["explain", "missing.py"], capture_output=True, text=True,
+                             env=env, cwd=tmp_path, timeout=120)
+    assert missing.returncode == 2 and "no such script: missing.py" in missing.stderr

@@ -1,0 +1,150 @@
+"""The documentation site builds with warnings as errors, and shows what it should.
+
+The build is the one CI and ``make docs`` run (``-W --keep-going -n``): a broken internal
+link, a docstring Sphinx cannot parse, or a failing example on a concept page fails it.
+Then the pages are checked for what a reader needs: every op of ``batchviz.ops.api`` in
+the API reference, and the concept pages' executed output (schedules and pictures).
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import batchviz.ops.api as ops_api
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+sys.path.insert(0, str(DOCS / "_ext"))
+
+from readme_links import rewrite_readme  # noqa: E402  (docs/_ext is not a package)
+
+IN_CI = os.environ.get("CI") == "true"
+CONCEPT_PAGES = ["lazy-graphs", "signatures", "depth-vs-agenda", "contiguous-memory"]
+
+
+def missing_tools() -> list[str]:
+    missing = [name for name in ("sphinx", "myst_nb", "sphinx_book_theme")
+               if importlib.util.find_spec(name) is None]
+    if shutil.which("dot") is None:
+        missing.append("Graphviz's dot program")
+    return missing
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The built site (its html folder); the build's output is shown if it fails."""
+    missing = missing_tools()
+    if missing:
+        message = (f"the docs build needs {', '.join(missing)}: "
+                   'pip install -e ".[docs]" (and apt-get install graphviz)')
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    out = tmp_path_factory.mktemp("docs")
+    html = out / "html"
+    result = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-b", "html",
+         "-d", str(out / "doctrees"), str(DOCS), str(html)],
+        cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, (
+        f"sphinx-build failed (exit {result.returncode}):\n{result.stdout[-6000:]}\n"
+        f"{result.stderr[-6000:]}")
+    return html
+
+
+def page(site: Path, name: str) -> str:
+    path = site / f"{name}.html"
+    assert path.is_file(), f"{name}.html was not built"
+    return path.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_site_has_its_sections(site):
+    for name in ["index", "getting-started", "concepts/index", "api", "tutorials",
+                 "notebooks", "benchmarks"] + [f"concepts/{p}" for p in CONCEPT_PAGES]:
+        page(site, name)
+    assert "make demo" in page(site, "getting-started")
+    assert "make test" in page(site, "getting-started")
+    assert "python -m benchmarks overhead" in page(site, "benchmarks")
+
+
+@pytest.mark.slow
+def test_api_reference_documents_every_op_and_the_core(site):
+    api = page(site, "api")
+    anchors = set(re.findall(r'id="(batchviz\.[\w.]+)"', api))
+    expected = {f"batchviz.{name}" for name in ops_api.__all__} | {
+        f"batchviz.{name}" for name in (
+            "Model", "Parameters", "LookupParameters", "Graph", "new_graph", "Expression",
+            "Strategy", "PendingView", "validate_schedule", "register_strategy",
+            "set_backend", "set_dtype", "last_run_stats")}
+    missing = sorted(expected - anchors)
+    assert not missing, f"not in the API reference: {missing}"
+    # docstrings made it, not only the names
+    assert "Finish the current graph and start a new one" in api
+
+
+@pytest.mark.slow
+def test_concept_pages_show_executed_output(site):
+    depth_vs_agenda = page(site, "concepts/depth-vs-agenda")
+    assert "agenda" in depth_vs_agenda and "average depth" in depth_vs_agenda
+    # the schedules printed by the code cells: agenda batches the three losses together
+    assert "batch 21: 3 x squared_distance" in depth_vs_agenda
+    assert "ScheduleError" in depth_vs_agenda  # the broken strategy's error is shown
+    for name in CONCEPT_PAGES:
+        text = page(site, f"concepts/{name}")
+        pictures = re.findall(r'<img[^>]+src="([^"]+\.svg)"', text)
+        assert pictures, f"concepts/{name} has no picture"
+        for src in pictures:
+            assert (site / "concepts" / src).resolve().is_file(), f"{name}: {src} missing"
+    assert "copies avoided" in page(site, "concepts/contiguous-memory")
+
+
+@pytest.mark.slow
+def test_tutorials_and_notebooks_of_the_repository_are_on_the_site(site):
+    tutorials = sorted(p.parent.name for p in (REPO / "tutorials").glob("*/README.md")
+                       if p.parent.name[0] not in "_.")
+    notebooks = sorted(p.stem for p in (REPO / "notebooks").glob("*.ipynb"))
+    for name in tutorials:
+        assert f'href="tutorials/{name}.html"' in page(site, "tutorials")
+    for name in notebooks:
+        assert f'href="notebooks/{name}.html"' in page(site, "notebooks")
+    if not tutorials:
+        assert "not written yet" in page(site, "tutorials/coming-soon")
+    if not notebooks:
+        assert "not written yet" in page(site, "notebooks/coming-soon")
+
+
+def test_readme_links_are_translated_for_the_site(tmp_path):
+    (tmp_path / "docs" / "concepts").mkdir(parents=True)
+    (tmp_path / "docs" / "concepts" / "signatures.md").write_text("# s\n")
+    pages = tmp_path / "docs" / "tutorials"
+    pages.mkdir()
+    one, two = tmp_path / "tutorials" / "01-one", tmp_path / "tutorials" / "02-two"
+    one.mkdir(parents=True)
+    two.mkdir()
+    (one / "stub.py").write_text("x = 1\n")
+    (one / "figure.png").write_bytes(b"png")
+    readme = one / "README.md"
+    text = ("See [the stub](stub.py), [next](../02-two/README.md#steps), "
+            "[concepts](../../docs/concepts/signatures.md), [web](https://example.org), "
+            "[here](#steps) and [gone](missing.py).\n"
+            "![figure](figure.png)\n"
+            "```python\nx = [code](stub.py)\n```\n"
+            "[def]: stub.py\n")
+    known = {readme.resolve(): "01-one", (two / "README.md").resolve(): "02-two"}
+    out = rewrite_readme(text, readme, pages, tmp_path / "docs", known)
+    assert "[the stub](path:../../tutorials/01-one/stub.py)" in out
+    assert "[next](02-two.md#steps)" in out
+    assert "[concepts](../concepts/signatures.md)" in out
+    assert "[web](https://example.org)" in out and "[here](#steps)" in out
+    assert "[gone](missing.py)" in out  # broken: left for Sphinx to report
+    assert "![figure](../../tutorials/01-one/figure.png)" in out
+    assert "x = [code](stub.py)" in out  # code is not touched
+    assert "[def]: path:../../tutorials/01-one/stub.py" in out

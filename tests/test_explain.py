@@ -1,0 +1,335 @@
+"""bv.explain: numbers checked against the executor, the traces and networkx; the lower
+bound against a brute-force oracle; the report's wording; and speed on a 100k-node graph."""
+import io
+import json
+import re
+import time
+import xml.etree.ElementTree as ET
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import batchviz as bv
+from batchviz.examples import figure1, graph_scope
+from batchviz.explain import Explanation, cost_model
+from batchviz.explain import costmodel
+from batchviz.explain.diagnose import key_differences
+from batchviz.ops.base import Op
+
+from conftest import STRATEGIES
+from test_trace import ReverseDepth, build_mixed
+
+SETTINGS = settings(max_examples=15, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+ANSI = re.compile(r"\x1b\[")
+
+
+class _Unbatchable(Op):
+    """A test op that may not be batched (App. A's last class)."""
+
+    name = "test_unbatchable"
+    batchable = False
+
+    def infer_shape(self, shapes, attrs):
+        return shapes[0]
+
+    def forward(self, xp, ins, attrs, n):
+        return ins[0] * 1.0
+
+    def backward(self, xp, ins, out, gout, attrs, n, needs):
+        return [gout]
+
+
+_UNBATCHABLE = _Unbatchable()  # not registered: the op registry is the library's
+
+
+def executor_counts(build, strategy):
+    g, loss = build(strategy)
+    loss.value()
+    f = g.last_stats.forward
+    return dict(batches=f.batches, kernels=f.kernels, copies=f.copies,
+                copies_avoided=f.copies_avoided, bytes_copied=f.bytes_copied)
+
+
+def explained_counts(e, strategy):
+    r = e.strategies[strategy]
+    return dict(batches=r.batches, kernels=r.kernels, copies=r.copies,
+                copies_avoided=r.copies_avoided, bytes_copied=r.bytes_copied)
+
+
+def chain_bound_oracle(g):
+    """Sum over signatures of the longest path counting nodes of that signature, computed
+    by networkx on a graph with a super-source and edge weight [head has signature s]."""
+    G = nx.DiGraph()
+    scheduled = [i for i in range(len(g.ops)) if i not in g.param_of_node]
+    total = 0
+    for s in {g.sigs[i] for i in scheduled}:
+        G.clear()
+        for i in scheduled:
+            G.add_edge("source", i, w=int(g.sigs[i] == s))
+            for a in g.args[i]:
+                if a not in g.param_of_node:
+                    G.add_edge(a, i, w=int(g.sigs[i] == s))
+        total += nx.dag_longest_path_length(G, weight="w", default_weight=0)
+    return total
+
+
+# --- the numbers -------------------------------------------------------------------------
+
+
+def test_figure1_numbers():
+    g, loss, _ = figure1("agenda")
+    e = bv.explain(loss)
+    assert isinstance(e, Explanation) and repr(e).startswith("<bv.Explanation nodes=61")
+    d = e.to_dict()
+    assert (d["nodes"], d["parameters"], d["signatures"], d["lower_bound"]) == (61, 4, 10, 23)
+    assert {n: r["batches"] for n, r in d["strategies"].items()} == {"none": 61, "depth": 29,
+                                                                     "agenda": 23}
+    for name in STRATEGIES:
+        assert explained_counts(bv.explain(loss), name) == executor_counts(
+            lambda s: figure1(s)[:2], name)
+        r = d["strategies"][name]
+        assert r["kernels"] == r["batches"] + r["copies"]
+        assert r["above_lower_bound"] == r["batches"] - 23
+    json.dumps(d)  # plain data
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10**6))
+def test_counts_equal_executor_and_trace_on_random_graphs(seed):
+    g, loss = build_mixed(seed)
+    e = bv.explain(loss)
+    for name in STRATEGIES:
+        assert explained_counts(e, name) == executor_counts(lambda s: build_mixed(seed, s), name)
+        t = bv.trace(loss, name)
+        assert (t.copies, t.copies_avoided, t.bytes_copied, t.kernels) == (
+            e.strategies[name].copies, e.strategies[name].copies_avoided,
+            e.strategies[name].bytes_copied, e.strategies[name].kernels)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10**6))
+def test_lower_bound_is_the_chain_oracle_and_a_bound(seed):
+    g, loss = build_mixed(seed)
+    e = bv.explain(loss, strategies=("none", "depth", "agenda", ReverseDepth()))
+    assert e.lower_bound == chain_bound_oracle(g)
+    assert all(r.batches >= e.lower_bound for r in e.strategies.values())
+
+
+def test_user_strategy_of_the_graph_is_added():
+    g, loss, _ = figure1(ReverseDepth())
+    e = bv.explain(loss)
+    assert list(e.strategies) == ["none", "depth", "agenda", "reverse-depth"]
+    assert e.strategies["reverse-depth"].batches == e.strategies["depth"].batches
+    with pytest.raises(ValueError, match="unknown strategy"):
+        bv.explain(loss, strategies=["agenda", "fastest"])
+    with pytest.raises(TypeError, match="expected an expression"):
+        bv.explain("loss")
+
+
+def test_tiny_and_empty_graphs():
+    e = bv.explain(bv.Graph())
+    assert (e.nodes, e.lower_bound, e.strategies["agenda"].batches) == (0, 0, 0)
+    assert e.verdict.startswith("nothing to schedule") and "verdict: nothing" in str(e)
+    g = bv.Graph()
+    with graph_scope(g):
+        x = bv.input(np.ones(3))
+    e = bv.explain(x)
+    assert e.lower_bound == 1 and {r.kernels for r in e.strategies.values()} == {1}
+    assert e._repr_html_().count("<svg") == 4
+
+
+# --- changes nothing ---------------------------------------------------------------------
+
+
+def test_explain_changes_no_result():
+    g, loss, model = figure1("agenda")
+    before = bv.explain(loss).to_dict()
+    assert g.n_evaluated == 0 and g.memory is None
+    value = loss.value()
+    loss.backward()
+    stats, records = bv.last_run_stats(), list(g.memory.records)
+    after = bv.explain(loss).to_dict()
+    for d in (before, after):
+        d.pop("explain_seconds")
+    assert after == before
+    assert bv.last_run_stats() is stats and g.memory.records == records
+    # the same graph without any explain: bit-identical value and gradients
+    _, plain_loss, plain_model = figure1("agenda")
+    assert plain_loss.value() == value
+    plain_loss.backward()
+    for p, q in zip(model.parameters(), plain_model.parameters()):
+        np.testing.assert_array_equal(p.grad, q.grad)
+
+
+# --- the report ----------------------------------------------------------------------------
+
+
+def test_report_text():
+    g, loss, _ = figure1("agenda")
+    e = bv.explain(loss)
+    text = e.to_text(color=False)
+    assert str(e) == text  # pytest's captured stdout is not a terminal: plain
+    assert not ANSI.search(text)
+    assert "61 nodes in 10 signatures (+4 parameters" in text
+    assert "lower bound: 23 batches" in text
+    row = lambda label: next(line for line in text.splitlines() if line.startswith(label)).split()  # noqa: E731
+    assert row("batches ")[-3:] == ["61", "29", "23"]
+    assert row("kernel launches")[-3:] == [str(e.strategies[n].kernels) for n in STRATEGIES]
+    assert row("above lower bound")[-3:] == ["+38", "+6", "+0"]
+    assert "(estimate)" in text and "calibrated once on this machine" in text
+    d, a = e.strategies["depth"].kernels, e.strategies["agenda"].kernels
+    assert text.splitlines()[-1] == (
+        f"verdict: agenda needs {round(100 * (d - a) / d)}% fewer launches than depth: the 3 "
+        "squared_distance-1-2x1-2x1 nodes sit at depths 11\u201319 (3 batches with depth, "
+        "1 with agenda)")
+    assert "largest batches (agenda): 9 \u00d7 input-3x1 (step 1)" in text
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
+    g, loss, _ = figure1("agenda")
+    e = bv.explain(loss)
+    monkeypatch.setattr("sys.stdout", _Terminal())
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    coloured = str(e)
+    assert ANSI.search(coloured) and "verdict" in coloured
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured).count("squared_distance-1-2x1-2x1") >= 2
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not ANSI.search(str(e))
+
+
+def test_same_numbers_equal_depth_verdict():
+    g, loss, _ = figure1("agenda", lengths=(3, 3, 3))
+    e = bv.explain(loss)
+    assert e.strategies["agenda"].batches == e.strategies["depth"].batches == e.lower_bound
+    assert e.verdict.startswith("agenda and depth need the same number of launches")
+
+
+def test_small_batches_and_why():
+    model = bv.Model(seed=0)
+    W1 = model.add_parameters((3, 3), name="W1")
+    W2 = model.add_parameters((3, 3), name="W2")
+    g = bv.Graph("agenda")
+    with graph_scope(g):
+        h1 = h2 = bv.input(np.ones(3))
+        for _ in range(5):  # two chains: each matmul waits for the previous one
+            h1, h2 = W1 @ h1, W2 @ h2
+        u = [g.add(_UNBATCHABLE, (h1.node,)) for _ in range(3)]
+        loss = bv.sum_elems(bv.esum([h1, h2] + u))
+    e = bv.explain(loss)
+    notes = {n.name.split("#")[0]: n for n in e.small}
+    w1 = notes["matmul-W1"]
+    assert (w1.nodes, w1.batches) == (5, 5)
+    assert "dependency chain of 5: no strategy needs fewer batches" in w1.reason
+    assert "cannot join the 5 nodes of matmul-W2#" in w1.reason
+    assert "shared argument W1#" in w1.reason and "vs W2#" in w1.reason
+    assert e.unbatchable == 3
+    assert "3 nodes belong to unbatchable ops" in str(e)
+
+
+def test_key_differences_name_the_part():
+    model = bv.Model(seed=0)
+    W = model.add_parameters((3, 4), name="W")
+    g = bv.Graph()
+    with graph_scope(g):
+        x3, x4 = bv.input(np.ones(3)), bv.input(np.ones(4))
+        a = bv.concatenate([x3, x4])
+        b = bv.concatenate([x4, x4])
+        c = bv.concatenate([x3, x3, x4])
+        m = W @ x4
+        M = bv.input(np.ones((3, 4))) @ x4
+        s3, s2 = bv.esum([x3, x3, x3]), bv.esum([x3, x3])
+    key = lambda e: g.sigtab[g.sigs[e.node]].key  # noqa: E731
+    assert key_differences(g, key(a), key(b)) == [("shape", "7x1", "8x1"), ("shape", "3x1", "4x1")]
+    assert key_differences(g, key(a), key(c))[0][0] == "number of arguments"
+    assert key_differences(g, key(m), key(M)) == [("shared argument", f"W#{m.graph.args[m.node][0]}", "3x4")]
+    assert key_differences(g, key(s3), key(s2)) == [("number of arguments", "3", "2")]
+    assert key_differences(g, key(a), key(m))[0][0] == "op"
+
+
+# --- HTML ----------------------------------------------------------------------------------
+
+
+def test_html(tmp_path):
+    g, loss, _ = figure1("agenda")
+    e = bv.explain(loss)
+    html = e._repr_html_()
+    assert "<table" in html and "verdict: agenda needs" in html and "bv-best" in html
+    svgs = re.findall(r"<svg.*?</svg>", html, flags=re.S)
+    assert len(svgs) == 4  # three batch strips and the graph thumbnail
+    for svg in svgs:
+        ET.fromstring(svg)  # well-formed
+    strip = ET.fromstring(svgs[0])
+    assert len(strip.findall("{http://www.w3.org/2000/svg}rect")) == 61  # one bar per batch of none
+    page = e.to_html(tmp_path / "report.html")
+    assert page.startswith("<!DOCTYPE html>") and (tmp_path / "report.html").read_text() == page
+
+
+# --- cost model ----------------------------------------------------------------------------
+
+
+def test_cost_model_is_calibrated_once_and_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("BATCHVIZ_CACHE_DIR", str(tmp_path))
+    costmodel.forget_cached_model()
+    try:
+        first = cost_model()
+        assert first.launch_seconds > 0 and first.flops_per_second > 0
+        assert (tmp_path / "cost-model.json").exists()
+        costmodel.forget_cached_model()
+        monkeypatch.setattr(costmodel, "calibrate", lambda: pytest.fail("measured twice"))
+        assert cost_model() == first  # read back from the disk cache
+        assert first.estimate(10, 0) == pytest.approx(10 * first.launch_seconds)
+        assert first.estimate(10, 1e9) > first.estimate(5, 1e9) > first.estimate(5, 0)
+    finally:
+        costmodel.forget_cached_model()
+
+
+# --- a 100k-node graph ---------------------------------------------------------------------
+
+
+def build_rnn_minibatch(n_sequences, seed=0, hidden=8):
+    rng = np.random.default_rng(seed)
+    m = bv.Model(seed=0)
+    W = m.add_parameters((hidden, 2 * hidden), name="W")
+    b = m.add_parameters((hidden,), name="b")
+    U = m.add_parameters((1, hidden), name="U")
+    E = m.add_lookup_parameters((100, hidden), name="E")
+    g = bv.Graph("agenda")
+    with graph_scope(g):
+        losses = []
+        for _ in range(n_sequences):
+            h = bv.zeros(hidden)
+            for _ in range(int(rng.integers(5, 120))):
+                h = bv.tanh(W @ bv.concatenate([h, E[int(rng.integers(100))]]) + b)
+            losses.append(bv.squared_norm(U @ h))
+        loss = bv.esum(losses)
+    return g, loss
+
+
+@pytest.mark.slow
+def test_big_graph_is_concise_and_faster_than_building_it():
+    cost_model()  # calibrated (or read from the cache) outside the timing
+    t0 = time.perf_counter()
+    g, loss = build_rnn_minibatch(340)
+    build_seconds = time.perf_counter() - t0
+    assert len(g.ops) > 100_000
+    seconds = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        e = bv.explain(loss)
+        seconds.append(time.perf_counter() - t0)
+    text = str(e)
+    assert len(text.splitlines()) <= 40 and len(text) <= 4000
+    assert len(e._repr_html_()) < 200_000
+    assert e.lower_bound == e.strategies["agenda"].batches  # the agenda reaches the bound here
+    assert e.verdict.startswith("agenda needs") and "squared_norm" in e.verdict
+    assert min(seconds) < build_seconds, (min(seconds), build_seconds)

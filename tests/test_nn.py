@@ -1,0 +1,311 @@
+"""batchviz.nn builders and the fused LSTM / manual-batching ops, against NumPy references.
+
+The references are written out in plain NumPy, gate by gate, so the fused kernels
+(``bv.lstm_gates``, ``bv.lstm_c``, ``bv.lstm_h``), the builders and the column (manual
+batching) ops are each checked against an independent computation in float64."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import batchviz as bv
+from batchviz.data import Tree
+from batchviz.nn import MLP, BiLSTMBuilder, CharBiLSTMEmbedder, LSTMBuilder, TreeLSTMCell
+
+from conftest import STRATEGIES
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the benchmarks package
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def np_lstm(xs, Wxs, Wh, b):
+    """Reference vanilla LSTM over ``xs`` (each a list of input pieces); gates [i, f, o, g]."""
+    H = Wh.shape[1]
+    h, c, out = np.zeros(H), np.zeros(H), []
+    for pieces in xs:
+        a = b + Wh @ h + sum(W @ x for W, x in zip(Wxs, pieces))
+        i, f, o, g = sigmoid(a[:H]), sigmoid(a[H:2 * H]), sigmoid(a[2 * H:3 * H]), np.tanh(a[3 * H:])
+        c = f * c + i * g
+        h = o * np.tanh(c)
+        out.append(h)
+    return out
+
+
+def values(p):
+    return p.value().astype(np.float64)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_two_layer_lstm_matches_numpy(strategy, float64):
+    rng = np.random.default_rng(0)
+    model = bv.Model(seed=1)
+    lstm = LSTMBuilder(2, 3, 4, model)
+    seqs = [[rng.normal(size=3) for _ in range(n)] for n in (1, 3, 5)]
+    with bv.Graph(strategy=strategy):
+        outs = [lstm.initial_state().transduce([bv.input(x) for x in xs]) for xs in seqs]
+        got = [[h.value() for h in hs] for hs in outs]
+    for xs, hs in zip(seqs, got):
+        layer1 = np_lstm([[x] for x in xs], [values(lstm.Wx[0][0])], values(lstm.Wh[0]), values(lstm.b[0]))
+        layer2 = np_lstm([[h] for h in layer1], [values(lstm.Wx[1][0])], values(lstm.Wh[1]), values(lstm.b[1]))
+        np.testing.assert_allclose(hs, layer2, rtol=1e-12, atol=1e-12)
+
+
+def test_lstm_state_api(float64):
+    model = bv.Model(seed=0)
+    lstm = LSTMBuilder(2, (2, 3), 4, model)
+    with bv.Graph():
+        s0 = lstm.initial_state()
+        assert s0.output() is None and s0.h() == [] and s0.s() == []
+        s1 = s0.add_input([bv.input(np.ones(2)), bv.input(np.ones(3))])
+        assert s1.output().shape == (4,)
+        assert len(s1.h()) == 2 and len(s1.s()) == 4
+        assert s0.output() is None  # states are immutable
+        with pytest.raises(ValueError, match="2 input piece"):
+            s1.add_input(bv.input(np.ones(2)))
+        # DyNet's initial_state(vecs): continuing from s1's full state gives the same step
+        x = [bv.input(np.full(2, 0.5)), bv.input(np.full(3, -0.5))]
+        again = lstm.initial_state(s1.s()).add_input(x).output().value()
+        np.testing.assert_array_equal(again, s1.add_input(x).output().value())
+        with pytest.raises(ValueError, match="2 \\* layers"):
+            lstm.initial_state([s1.output()])
+    assert len(lstm.param_list()) == 2 + 1 + 1 + 1 + 1 + 1  # Wx0 x2, Wh0, b0, Wx1, Wh1, b1
+    assert lstm.b[0].value()[4:8].tolist() == [1.0] * 4  # forget-gate bias starts at 1
+
+
+def test_lstm_unit_fast_path_builds_the_same_nodes(float64):
+    """lstm_unit memoizes shapes and signatures; its nodes must equal the checked ones."""
+    model = bv.Model(seed=0)
+    b, Wx, Wh = (model.add_parameters((8,)), model.add_parameters((8, 3)),
+                 model.add_parameters((8, 2)))
+    with bv.Graph() as g:
+        x, h, c = bv.input(np.ones(3)), bv.zeros(2), bv.zeros(2)
+        h1, c1 = bv.lstm_unit(b, [Wx, Wh], [x, h], [c], 2)  # first: built the checked way
+        h2, c2 = bv.lstm_unit(b, [Wx, Wh], [x, h1], [c1], 2)  # memoized
+        gates = bv.vanilla_lstm_gates(x, h1, Wx, Wh, b)
+        c3 = bv.vanilla_lstm_c(c1, gates)
+        h3 = bv.vanilla_lstm_h(c3, gates)
+        for fast, checked in ((g.args[h2.node][1], gates.node), (c2.node, c3.node), (h2.node, h3.node)):
+            assert g.sigs[fast] == g.sigs[checked]
+            assert g.shapes[fast] == g.shapes[checked]
+            assert g.depths[fast] == g.depths[checked]
+        np.testing.assert_array_equal(h2.value(), h3.value())
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_bilstm_matches_numpy(strategy, float64):
+    rng = np.random.default_rng(2)
+    model = bv.Model(seed=3)
+    bilstm = BiLSTMBuilder(2, 3, 2, model)
+    xs = [rng.normal(size=3) for _ in range(4)]
+    with bv.Graph(strategy=strategy):
+        inputs = [bv.input(x) for x in xs]
+        pieces = bilstm.transduce_pieces(inputs)
+        got = [np.concatenate([f.value(), b.value()]) for f, b in pieces]
+        concatenated = [v.value() for v in bilstm.transduce(inputs)]
+    F, B = bilstm.forward, bilstm.backward
+    f1 = np_lstm([[x] for x in xs], [values(F[0].Wx[0][0])], values(F[0].Wh[0]), values(F[0].b[0]))
+    b1 = np_lstm([[x] for x in xs[::-1]], [values(B[0].Wx[0][0])], values(B[0].Wh[0]), values(B[0].b[0]))[::-1]
+    layer1 = list(zip(f1, b1))
+    f2 = np_lstm(layer1, [values(W) for W in F[1].Wx[0]], values(F[1].Wh[0]), values(F[1].b[0]))
+    b2 = np_lstm(layer1[::-1], [values(W) for W in B[1].Wx[0]], values(B[1].Wh[0]), values(B[1].b[0]))[::-1]
+    expected = [np.concatenate([f, b]) for f, b in zip(f2, b2)]
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(concatenated, expected, rtol=1e-12, atol=1e-12)
+    assert bilstm.output_dim == 4
+
+
+def test_char_embedder_matches_numpy(float64):
+    model = bv.Model(seed=4)
+    chars = CharBiLSTMEmbedder(model, n_chars=5, char_dim=3, hidden_dim=2)
+    word = [1, 4, 4, 0]
+    with bv.Graph():
+        got = chars(word).value()
+    E = values(chars.C)
+    xs = [[E[c]] for c in word]
+    f, b = chars.forward, chars.backward
+    fwd = np_lstm(xs, [values(f.Wx[0][0])], values(f.Wh[0]), values(f.b[0]))[-1]
+    bwd = np_lstm(xs[::-1], [values(b.Wx[0][0])], values(b.Wh[0]), values(b.b[0]))[-1]
+    np.testing.assert_allclose(got, np.concatenate([fwd, bwd]), rtol=1e-12, atol=1e-12)
+    assert chars.output_dim == 4
+    with pytest.raises(ValueError, match="at least one character"):
+        chars([])
+
+
+def np_tree(cell, tree, embed):
+    """Reference binary Tree-LSTM (Tai et al.): returns {id(node): h} for every node."""
+    H = cell.hidden_dim
+    W, bl, UL, UR, b = (values(p) for p in (cell.W, cell.b_leaf, cell.U_L, cell.U_R, cell.b))
+    state = {}
+    for node in tree.nodes():
+        if node.is_leaf:
+            a = bl + W @ embed[node.word]
+            i, o, u = sigmoid(a[:H]), sigmoid(a[H:2 * H]), np.tanh(a[2 * H:])
+            c = i * u
+        else:
+            (hl, cl), (hr, cr) = state[id(node.children[0])], state[id(node.children[1])]
+            a = b + UL @ hl + UR @ hr
+            i, fl, fr, o = (sigmoid(a[k * H:(k + 1) * H]) for k in range(4))
+            c = i * np.tanh(a[4 * H:]) + fl * cl + fr * cr
+        state[id(node)] = (o * np.tanh(c), c)
+    return {k: h for k, (h, _) in state.items()}
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_tree_lstm_matches_numpy(strategy, float64):
+    rng = np.random.default_rng(5)
+    model = bv.Model(seed=6)
+    cell = TreeLSTMCell(model, input_dim=3, hidden_dim=2)
+    leaf = lambda w: Tree(0, word=w)  # noqa: E731
+    tree = Tree(1, [Tree(1, [leaf("a"), leaf("b")]), Tree(2, [leaf("c"), Tree(0, [leaf("a"), leaf("d")])])])
+    embed = {w: rng.normal(size=3) for w in "abcd"}
+    with bv.Graph(strategy=strategy):
+        states = cell.encode(tree, lambda w: bv.input(embed[w]))
+        got = {id(node): h.value() for node, h in states}
+    assert [node for node, _ in states] == tree.nodes()
+    expected = np_tree(cell, tree, embed)
+    for key, h in expected.items():
+        np.testing.assert_allclose(got[key], h, rtol=1e-12, atol=1e-12)
+    with bv.Graph():
+        with pytest.raises(ValueError, match="binarize"):
+            cell.encode(Tree(0, [leaf("a"), leaf("b"), leaf("c")]), lambda w: bv.input(embed[w]))
+
+
+def test_mlp_matches_numpy(float64):
+    rng = np.random.default_rng(7)
+    model = bv.Model(seed=8)
+    mlp = MLP(model, [(2, 3), 4, 5], activation="tanh")
+    x1, x2 = rng.normal(size=2), rng.normal(size=3)
+    with bv.Graph():
+        got = mlp([bv.input(x1), bv.input(x2)]).value()
+    (W1, b1), (W2, b2) = mlp.layers
+    hidden = np.tanh(values(b1) + values(W1[0]) @ x1 + values(W1[1]) @ x2)
+    np.testing.assert_allclose(got, values(b2) + values(W2[0]) @ hidden, rtol=1e-12)
+    with pytest.raises(ValueError, match="unknown activation"):
+        MLP(model, [2, 3], activation="swish")
+    with bv.Graph(), pytest.raises(ValueError, match="2 input piece"):
+        mlp(bv.input(x1))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_manual_batching_equals_per_instance_code(strategy, float64):
+    """The paper's Train-Batch-Manual tagger (matrices of 64 columns, here 5) computes the same
+    loss and gradients as the naive per-sentence tagger with the same parameters."""
+    from benchmarks.taggers import ManualTagger, Tagger
+
+    rng = np.random.default_rng(9)
+    model = bv.Model(seed=10)
+    tagger = Tagger(model, n_words=11, n_tags=6, embed=4, hidden=3, layers=2)
+    batch = [(rng.integers(0, 11, size=7).tolist(), rng.integers(0, 6, size=7).tolist()) for _ in range(5)]
+
+    def loss_and_grads(build):
+        model.zero_grad()
+        with bv.Graph(strategy=strategy):
+            loss = build()
+            value = loss.value()
+            loss.backward()
+        return value, [p.grad for p in model.parameters()]
+
+    naive, naive_grads = loss_and_grads(lambda: bv.esum([tagger.loss(w, t) for w, t in batch]))
+    manual, manual_grads = loss_and_grads(lambda: ManualTagger(tagger).loss(batch))
+    assert manual == pytest.approx(naive, rel=1e-12)
+    for a, b in zip(naive_grads, manual_grads):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_lookup_batch_gradient(strategy, float64):
+    """Finite differences through lookup_batch (a repeated row must accumulate)."""
+    rng = np.random.default_rng(11)
+    model = bv.Model(seed=12)
+    E = model.add_lookup_parameters((5, 3))
+    weights = rng.normal(size=(2, 3, 4))
+    ids = [[1, 3, 1, 0], [4, 4, 2, 1]]
+
+    def loss_value(strat):
+        with bv.Graph(strategy=strat):
+            loss = bv.esum([bv.sum_elems(bv.cmult(bv.lookup_batch(E, r), bv.input(w)))
+                            for r, w in zip(ids, weights)])
+            value = loss.value()
+            loss.backward()
+        return value
+
+    model.zero_grad()
+    loss_value(strategy)
+    analytic = E.grad
+    model.zero_grad()
+    base = E.value()
+    for r in range(5):
+        for c in range(3):
+            plus, minus = base.copy(), base.copy()
+            plus[r, c] += 1e-6
+            minus[r, c] -= 1e-6
+            E.set_value(plus)
+            fp = loss_value("none")
+            E.set_value(minus)
+            fm = loss_value("none")
+            E.set_value(base)
+            assert analytic[r, c] == pytest.approx((fp - fm) / 2e-6, rel=1e-6, abs=1e-9)
+    model.zero_grad()
+
+
+def test_column_ops_check_their_input():
+    model = bv.Model(seed=0)
+    E = model.add_lookup_parameters((4, 2), name="E")
+    W, b = model.add_parameters((3, 2)), model.add_parameters((3,))
+    with bv.Graph():
+        with pytest.raises(IndexError, match="index 4 is out of range for E"):
+            bv.lookup_batch(E, [0, 4])
+        X = bv.lookup_batch(E, [0, 1, 2])
+        assert X.shape == (2, 3)
+        scores = bv.affine_batch([b, W, X])
+        assert scores.shape == (3, 3)
+        with pytest.raises(bv.ShapeError, match="2 labels for a matrix of 3 columns"):
+            bv.pickneglogsoftmax_batch(scores, [0, 1])
+        with pytest.raises(IndexError, match="class 3 is out of range"):
+            bv.pickneglogsoftmax_batch(scores, [0, 1, 3])
+        with pytest.raises(bv.ShapeError, match="must be a matrix"):
+            bv.affine_batch([b, W, bv.input(np.ones(2))])
+
+
+def test_lstm_ops_check_shapes():
+    model = bv.Model(seed=0)
+    b, W = model.add_parameters((8,)), model.add_parameters((8, 3))
+    with bv.Graph():
+        x = bv.input(np.ones(3))
+        with pytest.raises(bv.ShapeError, match="not 3 or more blocks of hidden=3"):
+            bv.lstm_gates([b, W, x], 3)
+        with pytest.raises(bv.ShapeError, match="inner dimensions"):
+            bv.lstm_gates([b, W, bv.input(np.ones(2))], 2)
+        gates = bv.lstm_gates([b, W, x], 2)
+        with pytest.raises(bv.ShapeError, match="do not split into 5"):
+            bv.lstm_c([bv.zeros(2), bv.zeros(2)], gates)
+        with pytest.raises(bv.ShapeError, match="does not match gates"):
+            bv.vanilla_lstm_c(bv.zeros(3), gates)
+        with pytest.raises(ValueError, match="one matrix per piece"):
+            bv.vanilla_lstm_gates([x, x], None, W, W, b)
+
+
+def test_lstm_signatures_batch_across_instances():
+    """One batch per LSTM op and time step: the shared W/b make every sentence's gates at a
+    step one matrix-matrix product (agenda), and sequences of equal length line up."""
+    model = bv.Model(seed=0)
+    lstm = LSTMBuilder(1, 3, 4, model)
+    with bv.Graph(strategy="agenda") as g:
+        outs = [lstm.initial_state().transduce([bv.input(np.ones(3))] * 5) for _ in range(6)]
+        loss = bv.esum([bv.sum_elems(hs[-1]) for hs in outs])
+        loss.value()
+        names = [g.signature_name(s) for s in set(g.sigs[n] for n in range(len(g)) if g.ops[n].name == "lstm_gates")]
+        assert len(names) == 1 and "#" in names[0]  # the parameters' node ids are in it
+        forward = g.last_stats.forward
+        records = g.memory.records
+    # 6 x 5 steps x 3 LSTM nodes = 90 nodes in 5 x 3 batches (plus inputs, zeros, sums)
+    per_op = {}
+    for rec in records:
+        per_op.setdefault(rec.op.name, []).append(len(rec.nodes))
+    assert per_op["lstm_gates"] == [6] * 5
+    assert per_op["lstm_c"] == [6] * 5 and per_op["lstm_h"] == [6] * 5
+    assert forward.batches == len(records)

@@ -1,0 +1,204 @@
+"""Trainers (SGD with decay, Adam, clipping), the training loop, and real learning.
+
+Updates are checked against the update rules written out in NumPy; training is checked by
+learning a rule (batchviz.data.synthetic_tagging's tags depend on the word and on its left
+neighbour) far above chance, and by the three strategies giving the same losses step by step."""
+import time
+
+import numpy as np
+import pytest
+
+import batchviz as bv
+from batchviz import backend
+from batchviz.data import Vocab, synthetic_tagging
+from batchviz.nn import AdamTrainer, BiLSTMBuilder, SGDTrainer, train
+
+from conftest import STRATEGIES
+
+
+def quadratic_model(seed=0):
+    """A parameter W and lookup table E with loss sum_k w_k . (W E[r_k]) (known gradients)."""
+    model = bv.Model(seed=seed)
+    W = model.add_parameters((2, 3), name="W")
+    E = model.add_lookup_parameters((4, 3), name="E")
+    return model, W, E
+
+
+def backprop(W, E, rows=(0, 2, 0), scale=1.0):
+    with bv.Graph():
+        loss = bv.esum([bv.dot_product(W @ E[r], bv.input(np.array([1.0, -2.0]) * scale)) for r in rows])
+        loss.value()
+        loss.backward()
+
+
+def test_sgd_update_applies_gradient_and_zeroes_it(float64):
+    model, W, E = quadratic_model()
+    before_W, before_E = W.value(), E.value()
+    backprop(W, E)
+    gW, gE = W.grad, E.grad
+    assert np.abs(gW).sum() > 0 and np.abs(gE).sum() > 0
+    SGDTrainer(model, learning_rate=0.1, clip_threshold=None).update()
+    np.testing.assert_allclose(W.value(), before_W - 0.1 * gW, rtol=1e-14)
+    np.testing.assert_allclose(E.value(), before_E - 0.1 * gE, rtol=1e-14)
+    np.testing.assert_array_equal(E.value()[[1, 3]], before_E[[1, 3]])  # untouched rows
+    assert np.all(W.grad == 0) and np.all(E.grad == 0)
+
+
+def test_sgd_learning_rate_decay():
+    model, W, E = quadratic_model()
+    trainer = SGDTrainer(model, learning_rate=0.5, decay=0.25)
+    rates = []
+    for _ in range(3):
+        trainer.new_epoch()
+        rates.append(trainer.learning_rate)
+    assert rates == pytest.approx([0.5 / 1.25, 0.5 / 1.5, 0.5 / 1.75])
+    with pytest.raises(ValueError, match="learning_rate must be positive"):
+        SGDTrainer(model, learning_rate=0)
+
+
+def test_gradient_clipping_scales_to_the_threshold(float64):
+    model, W, E = quadratic_model()
+    backprop(W, E, scale=100.0)
+    grads = [W.grad, E.grad]
+    norm = np.sqrt(sum((g * g).sum() for g in grads))
+    assert norm > 1.0
+    before = [W.value(), E.value()]
+    trainer = SGDTrainer(model, learning_rate=1.0, clip_threshold=1.0)
+    trainer.update()
+    steps = [b - p.value() for b, p in zip(before, (W, E))]
+    assert np.sqrt(sum((s * s).sum() for s in steps)) == pytest.approx(1.0, rel=1e-12)
+    assert float(trainer.last_gradient_norm) == pytest.approx(norm, rel=1e-12)
+    for s, g in zip(steps, grads):  # the direction is the gradient's
+        np.testing.assert_allclose(s, g / norm, rtol=1e-10, atol=1e-14)
+
+
+def test_adam_matches_reference(float64):
+    model, W, E = quadratic_model(seed=3)
+    trainer = AdamTrainer(model, learning_rate=0.01, clip_threshold=None)
+    w = W.value()
+    m = v = np.zeros_like(w)
+    e_before = E.value()
+    for t in range(1, 4):
+        backprop(W, E, scale=float(t))
+        g = W.grad
+        trainer.update()
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g * g
+        w = w - 0.01 * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+        np.testing.assert_allclose(W.value(), w, rtol=1e-6, atol=1e-10)
+    # rows 1 and 3 of E were never looked up: Adam's sparse rule leaves them alone
+    np.testing.assert_array_equal(E.value()[[1, 3]], e_before[[1, 3]])
+    assert not np.allclose(E.value()[[0, 2]], e_before[[0, 2]])
+
+
+def test_updates_make_no_host_transfer(monkeypatch):
+    """Trainer.update() must work on the backend arrays only (no to_numpy)."""
+    model, W, E = quadratic_model()
+    for trainer in (SGDTrainer(model), AdamTrainer(model)):
+        backprop(W, E)
+
+        def forbidden(array):
+            raise AssertionError("trainer.update() copied an array to the host")
+
+        monkeypatch.setattr(backend, "to_numpy", forbidden)
+        trainer.update()
+        monkeypatch.undo()
+
+
+def tagging_data(n, seed):
+    sentences = synthetic_tagging(n, vocab_size=12, n_tags=4, seed=seed, zipf_exponent=0.0)
+    for s in sentences:  # shorter sentences: the test must stay fast
+        del s.words[8:], s.tags[8:]
+    return sentences
+
+
+class SmallTagger:
+    def __init__(self, words: Vocab, tags: Vocab, seed=0):
+        self.model = bv.Model(seed=seed)
+        self.words, self.tags = words, tags
+        self.E = self.model.add_lookup_parameters((len(words), 8))
+        self.bilstm = BiLSTMBuilder(1, 8, 12, self.model)
+        self.W = self.model.add_parameters((len(tags), 24))
+        self.b = self.model.add_parameters((len(tags),), init="zeros")
+
+    def scores(self, sentence):
+        return [bv.affine_transform([self.b, self.W, h])
+                for h in self.bilstm.transduce([self.E[w] for w in self.words.indices(sentence.words)])]
+
+    def loss(self, sentence):
+        return bv.esum([bv.pickneglogsoftmax(s, t)
+                        for s, t in zip(self.scores(sentence), self.tags.indices(sentence.tags))])
+
+    def accuracy(self, sentences):
+        right = total = 0
+        for s in sentences:
+            with bv.Graph():
+                predicted = [int(x.npvalue().argmax()) for x in self.scores(s)]
+            gold = self.tags.indices(s.tags)
+            right += sum(p == g for p, g in zip(predicted, gold))
+            total += len(gold)
+        return right / total
+
+
+def test_training_learns_the_tagging_rule(capsys):
+    """The tag depends on the word and on whether its left neighbour is odd: a BiLSTM tagger
+    must get far above the 25% of chance (and above the ~62% of a context-free tagger)."""
+    t0 = time.perf_counter()
+    train_set, test_set = tagging_data(300, seed=1), tagging_data(40, seed=2)
+    words = Vocab.from_corpus([s.words for s in train_set])
+    tags = Vocab([f"T{i}" for i in range(4)], unk=None)
+    tagger = SmallTagger(words, tags)
+    before = tagger.accuracy(test_set)
+    trainer = AdamTrainer(tagger.model, learning_rate=0.02)
+    history = train(tagger.loss, train_set, trainer, epochs=6, batch_size=16, progress=False)
+    after = tagger.accuracy(test_set)
+    assert before < 0.5
+    assert after > 0.85, f"accuracy {after:.2f} after training (was {before:.2f})"
+    first = np.mean([r["loss"] for r in history[:5]])
+    last = np.mean([r["loss"] for r in history[-5:]])
+    assert last < 0.3 * first
+    assert {"epoch", "loss", "instances", "seconds"} <= set(history[0])
+    assert capsys.readouterr().err == ""  # progress=False: no bar
+    assert time.perf_counter() - t0 < 20
+
+
+def test_strategies_give_identical_losses_step_by_step(float64):
+    """Training with none, depth and agenda follows the same trajectory in float64."""
+    data = tagging_data(12, seed=3)
+    words = Vocab.from_corpus([s.words for s in data])
+    tags = Vocab([f"T{i}" for i in range(4)], unk=None)
+    trajectories = {}
+    for strategy in STRATEGIES:
+        tagger = SmallTagger(words, tags, seed=5)
+        trainer = SGDTrainer(tagger.model, learning_rate=0.2)
+        history = train(tagger.loss, data, trainer, batch_size=4, epochs=2, strategy=strategy,
+                        shuffle=True, seed=7, progress=False)
+        trajectories[strategy] = [r["loss"] for r in history]
+    reference = trajectories["none"]
+    assert len(reference) == 6 and reference[-1] < reference[0]
+    for strategy in ("depth", "agenda"):
+        np.testing.assert_allclose(trajectories[strategy], reference, rtol=1e-12)
+
+
+def test_train_loop_checks_its_arguments():
+    model, W, E = quadratic_model()
+    trainer = SGDTrainer(model)
+    with pytest.raises(ValueError, match="exactly one of"):
+        train(None, [1], trainer)
+    with pytest.raises(ValueError, match="batch_size"):
+        train(lambda x: x, [1], trainer, batch_size=0)
+
+
+def test_batch_loss_fn_path(float64):
+    model, W, E = quadratic_model()
+    trainer = SGDTrainer(model, learning_rate=0.01)
+    seen = []
+
+    def batch_loss(rows):
+        seen.append(list(rows))
+        return bv.esum([bv.squared_norm(W @ E[r]) for r in rows])
+
+    history = train(None, [0, 1, 2, 3, 0], trainer, batch_size=2, shuffle=False,
+                    batch_loss_fn=batch_loss, progress=False)
+    assert seen == [[0, 1], [2, 3], [0]]
+    assert [r["instances"] for r in history] == [2, 2, 1]

@@ -35,3 +35,19 @@ from .explain import explain  # noqa: E402
 from .viz import render  # noqa: E402
 
 __all__ += ["trace", "explain", "render"]
+
+# --- the widgets (issue 5) ------------------------------------------------------------------
+# ``bv.Stepper`` and ``bv.compare`` live in batchviz.widgets, which imports ipywidgets; they are
+# loaded on first use so that ``import batchviz`` stays fast.
+_WIDGET_NAMES = ("Stepper", "compare")
+
+
+def __getattr__(name):
+    if name in _WIDGET_NAMES:
+        from . import widgets
+
+        return getattr(widgets, name)
+    raise AttributeError(f"module 'batchviz' has no attribute {name!r}")
+
+
+__all__ += list(_WIDGET_NAMES)

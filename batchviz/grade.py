@@ -19,7 +19,8 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 #: where a PointsReport also writes its results as JSON (used by the summary command)
@@ -82,8 +83,8 @@ class PointsReport:
         self._board_tests: dict[str, str] = {}   # nodeid -> leaderboard graph
 
     # --- hooks -------------------------------------------------------------------------------
-    def pytest_collection_modifyitems(self, session, config, items):
-        for item in items:
+    def pytest_collection_finish(self, session):
+        for item in session.items:           # after -m / -k deselection
             folder = Path(str(item.fspath)).parent.name
             self.results[item.nodeid] = TestResult(item.nodeid, _exercise_of(item), folder,
                                                    _points_of(item))
@@ -232,8 +233,8 @@ def grade(root: Path, pytest_args=(), echo=print) -> dict:
                 data = json.loads(report.read_text())
                 merged["tests"] += data["tests"]
                 merged["leaderboard"] += data["leaderboard"]
-                n_failed = sum(t["outcome"] != "passed" for t in data["tests"])
-                echo(f"{folder.name}: {len(data['tests']) - n_failed} passed, {n_failed} not passed")
+                outcomes = Counter(t["outcome"] for t in data["tests"])
+                echo(f"{folder.name}: " + ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items())))
             else:
                 echo(f"{folder.name}: pytest could not run the exercise (exit code "
                      f"{done.returncode}):")

@@ -8,7 +8,7 @@ import pytest
 import batchviz as bv
 from batchviz import graph as graph_module
 
-STRATEGIES = ("none", "depth", "agenda")
+STRATEGIES = ("none", "depth", "agenda", "lookahead")
 
 
 @pytest.fixture(autouse=True)

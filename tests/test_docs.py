@@ -1,7 +1,8 @@
 """The documentation site builds with warnings as errors, and shows what it should.
 
 The build is the one CI and ``make docs`` run (``-W --keep-going -n``): a broken internal
-link, a docstring Sphinx cannot parse, or a failing example on a concept page fails it.
+link, a docstring Sphinx cannot parse, or a failing example on a concept page fails it
+(``-T`` adds the failing cell and its traceback to the report).
 Then the pages are checked for what a reader needs: every op of ``batchviz.ops.api`` in
 the API reference, and the concept pages' executed output (schedules and pictures).
 """
@@ -50,7 +51,7 @@ def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("docs")
     html = out / "html"
     result = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-b", "html",
+        [sys.executable, "-m", "sphinx", "-T", "-W", "--keep-going", "-n", "-b", "html",
          "-d", str(out / "doctrees"), str(DOCS), str(html)],
         cwd=REPO, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, (
@@ -65,14 +66,19 @@ def page(site: Path, name: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
+def text(html: str) -> str:
+    """What a reader sees: the page without its tags (code is split into spans)."""
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html))
+
+
 @pytest.mark.slow
 def test_site_has_its_sections(site):
     for name in ["index", "getting-started", "concepts/index", "api", "tutorials",
                  "notebooks", "benchmarks"] + [f"concepts/{p}" for p in CONCEPT_PAGES]:
         page(site, name)
-    assert "make demo" in page(site, "getting-started")
-    assert "make test" in page(site, "getting-started")
-    assert "python -m benchmarks overhead" in page(site, "benchmarks")
+    assert "make demo" in text(page(site, "getting-started"))
+    assert "make test" in text(page(site, "getting-started"))
+    assert "python -m benchmarks overhead" in text(page(site, "benchmarks"))
 
 
 @pytest.mark.slow
@@ -87,23 +93,23 @@ def test_api_reference_documents_every_op_and_the_core(site):
     missing = sorted(expected - anchors)
     assert not missing, f"not in the API reference: {missing}"
     # docstrings made it, not only the names
-    assert "Finish the current graph and start a new one" in api
+    assert "Finish the current graph and start a new one" in text(api)
 
 
 @pytest.mark.slow
 def test_concept_pages_show_executed_output(site):
-    depth_vs_agenda = page(site, "concepts/depth-vs-agenda")
+    depth_vs_agenda = text(page(site, "concepts/depth-vs-agenda"))
     assert "agenda" in depth_vs_agenda and "average depth" in depth_vs_agenda
     # the schedules printed by the code cells: agenda batches the three losses together
     assert "batch 21: 3 x squared_distance" in depth_vs_agenda
     assert "ScheduleError" in depth_vs_agenda  # the broken strategy's error is shown
     for name in CONCEPT_PAGES:
-        text = page(site, f"concepts/{name}")
-        pictures = re.findall(r'<img[^>]+src="([^"]+\.svg)"', text)
+        html = page(site, f"concepts/{name}")
+        pictures = re.findall(r'<img[^>]+src="([^"]+\.svg)"', html)
         assert pictures, f"concepts/{name} has no picture"
         for src in pictures:
             assert (site / "concepts" / src).resolve().is_file(), f"{name}: {src} missing"
-    assert "copies avoided" in page(site, "concepts/contiguous-memory")
+    assert "copies avoided" in text(page(site, "concepts/contiguous-memory"))
 
 
 @pytest.mark.slow
@@ -115,10 +121,16 @@ def test_tutorials_and_notebooks_of_the_repository_are_on_the_site(site):
         assert f'href="tutorials/{name}.html"' in page(site, "tutorials")
     for name in notebooks:
         assert f'href="notebooks/{name}.html"' in page(site, "notebooks")
+    overview = REPO / "tutorials" / "README.md"
+    if overview.is_file():  # the course's introduction is on the Tutorials page
+        headings = re.findall(r"^## (.+)$", overview.read_text(encoding="utf-8"), re.M)
+        shown = text(page(site, "tutorials"))
+        for heading in headings:
+            assert re.sub(r"[`*]", "", heading).strip() in shown, heading
     if not tutorials:
-        assert "not written yet" in page(site, "tutorials/coming-soon")
+        assert "not written yet" in text(page(site, "tutorials/coming-soon"))
     if not notebooks:
-        assert "not written yet" in page(site, "notebooks/coming-soon")
+        assert "not written yet" in text(page(site, "notebooks/coming-soon"))
 
 
 def test_readme_links_are_translated_for_the_site(tmp_path):

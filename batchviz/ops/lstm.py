@@ -23,6 +23,8 @@ Inputs are vectors ``(d,)``, or matrices ``(d, m)`` whose ``m`` columns are inst
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..expression import Expression
 from ..model import ParameterBase
 from .base import Op, register
@@ -51,11 +53,30 @@ def _bias_view(b, out):
 
 
 def _sigmoid_(x, xp):
-    """In-place logistic sigmoid, as ``0.5 * (1 + tanh(x / 2))`` (never overflows)."""
-    x *= 0.5
-    xp.tanh(x, out=x)
+    """In-place logistic sigmoid ``1 / (1 + exp(-x))``. For x < -88 (float32) ``exp``
+    overflows to inf and the result is the correct 0; NumPy's warning about it is silenced.
+    (``exp`` is about 1.5x faster than ``tanh`` in NumPy, and this runs on every gate.)"""
+    xp.negative(x, out=x)
+    if xp is np:
+        with np.errstate(over="ignore"):
+            np.exp(x, out=x)
+    else:
+        xp.exp(x, out=x)
     x += 1.0
-    x *= 0.5
+    xp.reciprocal(x, out=x)
+
+
+def _scale_by_derivative(d, g, out, hidden, xp):
+    """``d = g * activation'`` from the stored activations ``out``: ``s (1 - s)`` for the
+    sigmoid gates, ``1 - t^2`` for the tanh candidate; in place, without temporaries."""
+    ds, s = d[:, :-hidden], out[:, :-hidden]
+    xp.subtract(1.0, s, out=ds)
+    ds *= s
+    ds *= g[:, :-hidden]
+    dt, t = d[:, -hidden:], out[:, -hidden:]
+    xp.multiply(t, t, out=dt)
+    xp.subtract(1.0, dt, out=dt)
+    dt *= g[:, -hidden:]
 
 
 class LSTMGates(Op):
@@ -119,12 +140,8 @@ class LSTMGates(Op):
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         hidden = attrs[0]
-        # d(pre-activation): sigmoid' = s (1 - s), tanh' = 1 - t^2, from the stored outputs
-        d = xp.empty_like(g)
-        s = out[:, :-hidden]
-        d[:, :-hidden] = g[:, :-hidden] * s * (1.0 - s)
-        t = out[:, -hidden:]
-        d[:, -hidden:] = g[:, -hidden:] * (1.0 - t * t)
+        d = xp.empty_like(g)  # d loss / d pre-activation
+        _scale_by_derivative(d, g, out, hidden, xp)
         grads = [None] * len(ins)
         if needs[0]:
             b = ins[0]
@@ -191,11 +208,13 @@ class LSTMCell(Op):
         for k, prev in enumerate(cells, start=1):
             grads.append(g * G[:, k * hidden:(k + 1) * hidden] if needs[k - 1] else None)
         if needs[-1]:
-            dG = xp.zeros_like(G)
-            dG[:, :hidden] = g * G[:, -hidden:]
-            dG[:, -hidden:] = g * G[:, :hidden]
+            K = len(cells)
+            dG = xp.empty_like(G)
+            xp.multiply(g, G[:, -hidden:], out=dG[:, :hidden])               # d i = g u
             for k, prev in enumerate(cells, start=1):
-                dG[:, k * hidden:(k + 1) * hidden] = g * prev
+                xp.multiply(g, prev, out=dG[:, k * hidden:(k + 1) * hidden])  # d f_k = g c_k
+            dG[:, (K + 1) * hidden:(K + 2) * hidden] = 0.0                    # o: not used here
+            xp.multiply(g, G[:, :hidden], out=dG[:, -hidden:])               # d u = g i
             grads.append(dG)
         else:
             grads.append(None)
@@ -234,11 +253,19 @@ class LSTMOutput(Op):
         hidden = c.shape[1]
         t = xp.tanh(c)
         o = G[:, -2 * hidden:-hidden]
-        dc = g * o * (1.0 - t * t) if needs[0] else None
         dG = None
         if needs[1]:
-            dG = xp.zeros_like(G)
-            dG[:, -2 * hidden:-hidden] = g * t
+            dG = xp.empty_like(G)
+            dG[:, :-2 * hidden] = 0.0   # only the o block reaches the output
+            dG[:, -hidden:] = 0.0
+            xp.multiply(g, t, out=dG[:, -2 * hidden:-hidden])
+        dc = None
+        if needs[0]:
+            xp.multiply(t, t, out=t)      # t is ours: reuse it for 1 - t^2
+            xp.subtract(1.0, t, out=t)
+            t *= o
+            t *= g
+            dc = t
         return [dc, dG]
 
 

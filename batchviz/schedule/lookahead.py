@@ -63,14 +63,41 @@ def pending_edges(view: PendingView):
     return src[pending], dst[pending]
 
 
+def _count_below(depth, src, dst, node_column, n_columns: int):
+    """``below[k, c]``: the most nodes of signature column ``c`` on one path that starts at
+    pending node ``k`` and follows its users (``k`` itself included). ``node_column[k]`` is
+    node ``k``'s column, or -1 if its signature is not counted in this turn."""
+    n = len(depth)
+    below = np.zeros((n, n_columns), dtype=np.int32)
+    # Users are deeper than their arguments, so walking depth levels from the deepest up
+    # visits every user before its arguments: one vectorized step per level.
+    node_order = np.argsort(-depth, kind="stable")
+    node_cuts = np.flatnonzero(np.diff(depth[node_order])) + 1
+    edge_order = np.argsort(-depth[dst], kind="stable")
+    src, dst = src[edge_order], dst[edge_order]
+    negative_edge_levels = -depth[dst]
+    for level_nodes in np.split(node_order, node_cuts):
+        counted = level_nodes[node_column[level_nodes] >= 0]
+        below[counted, node_column[counted]] += 1
+        level = -depth[level_nodes[0]]
+        lo = np.searchsorted(negative_edge_levels, level, side="left")
+        hi = np.searchsorted(negative_edge_levels, level, side="right")
+        if hi > lo:
+            np.maximum.at(below, src[lo:hi], below[dst[lo:hi]])
+    return below
+
+
 class SignatureLevels:
     """Per-signature levels of the pending nodes (see the module docstring).
 
-    ``nodes``: the pending node ids (creation order); ``columns``: their signatures, in
-    column order; ``chain[s]`` is ``L_s``, the most nodes of signature ``s`` on one
-    dependency path; ``latest[node]`` is the last batch of its signature (1-based) that the
-    node can join if its signature is to need only ``L_s`` batches.
+    ``nodes``: the pending node ids (creation order); ``chain[s]`` is ``L_s``, the most nodes
+    of signature ``s`` on one dependency path; ``latest[node]`` is the last batch of its
+    signature (1-based) that the node can join if its signature is to need only ``L_s``
+    batches; ``n_pending_args[k]``: how many arguments of ``nodes[k]`` are pending.
     """
+
+    #: the largest ``nodes x signatures`` count array held at once; more signatures go in turns
+    MAX_CELLS = 16_000_000
 
     def __init__(self, view: PendingView):
         nodes = view.nodes
@@ -78,42 +105,34 @@ class SignatureLevels:
         n = len(nodes)
         sig = view.signature
         node_sigs = np.fromiter((sig[i] for i in nodes), dtype=np.int64, count=n)
-        self.columns, col = np.unique(node_sigs, return_inverse=True)
+        sigs, col = np.unique(node_sigs, return_inverse=True)
+        depth = np.fromiter((view.depth[i] for i in nodes), dtype=np.int64, count=n)
         src, dst = pending_edges(view)
-        #: per pending node (creation order): how many of its arguments are pending
         self.n_pending_args = np.bincount(dst, minlength=n).tolist()
-        below = self._count_below(view, src, dst, col, len(self.columns))
-        own = below[np.arange(n), col] if n else np.zeros(0, dtype=np.int32)
-        longest = below.max(axis=0) if n else np.zeros(0, dtype=np.int32)
-        self.chain = {int(s): int(c) for s, c in zip(self.columns, longest)}
+
+        # Nodes on one path have strictly increasing depths, so a signature whose nodes all
+        # share one depth has no chain: L_s = 1 and every node's latest level is 1.
+        own = np.ones(n, dtype=np.int64)          # below(v) for v's own signature
+        longest = np.ones(len(sigs), dtype=np.int64)
+        if n:
+            lowest = np.full(len(sigs), np.iinfo(np.int64).max)
+            highest = np.full(len(sigs), -1)
+            np.minimum.at(lowest, col, depth)
+            np.maximum.at(highest, col, depth)
+            chained = np.flatnonzero(highest > lowest)
+            per_turn = max(1, self.MAX_CELLS // n)
+            for k in range(0, len(chained), per_turn):
+                turn = chained[k:k + per_turn]
+                column = np.full(len(sigs), -1, dtype=np.int64)
+                column[turn] = np.arange(len(turn))
+                node_column = column[col]
+                below = _count_below(depth, src, dst, node_column, len(turn))
+                mine = node_column >= 0
+                own[mine] = below[mine, node_column[mine]]
+                longest[turn] = below.max(axis=0)
+        self.chain = {int(s): int(c) for s, c in zip(sigs, longest)}
         latest = longest[col] - own + 1
         self.latest = dict(zip(nodes, latest.tolist()))
-
-    @staticmethod
-    def _count_below(view: PendingView, src, dst, col, n_columns: int):
-        """``below[k, c]``: the most nodes of signature column ``c`` on one path that starts
-        at the k-th pending node and follows its users (the node itself included)."""
-        nodes = view.nodes
-        n = len(nodes)
-        below = np.zeros((n, n_columns), dtype=np.int32)
-        if n == 0:
-            return below
-        depth = np.fromiter((view.depth[i] for i in nodes), dtype=np.int64, count=n)
-        # Users are deeper than their arguments, so walking depth levels from the deepest
-        # up visits every user before its arguments: one vectorized step per level.
-        node_order = np.argsort(-depth, kind="stable")
-        node_cuts = np.flatnonzero(np.diff(depth[node_order])) + 1
-        edge_order = np.argsort(-depth[dst], kind="stable")
-        src, dst = src[edge_order], dst[edge_order]
-        negative_edge_levels = -depth[dst]
-        for level_nodes in np.split(node_order, node_cuts):
-            below[level_nodes, col[level_nodes]] += 1
-            level = -depth[level_nodes[0]]
-            lo = np.searchsorted(negative_edge_levels, level, side="left")
-            hi = np.searchsorted(negative_edge_levels, level, side="right")
-            if hi > lo:
-                np.maximum.at(below, src[lo:hi], below[dst[lo:hi]])
-        return below
 
     def lower_bound(self) -> int:
         """``sum_s L_s``: no schedule of these nodes has fewer batches."""

@@ -42,9 +42,10 @@ def schedule_snapshot(graph, strategy, view=None) -> tuple:
 def trace(loss, strategy="agenda") -> Trace:
     """Record how ``strategy`` (a name or any Strategy object) schedules the graph of ``loss``.
 
-    Returns a :class:`Trace`: the graph's nodes, and one :class:`Step` per batch with the
-    agenda at that moment (grouped by signature, with each group's priority and size), the
-    signature chosen and why, the batch, and which arguments were copied or read as views.
+    Returns a :class:`~batchviz.trace.Trace`: the graph's nodes, and one
+    :class:`~batchviz.trace.Step` per batch with the agenda at that moment (grouped by
+    signature, with each group's priority and size), the signature chosen and why, the
+    batch, and which arguments were copied or read as views.
     The graph's own results and state are left untouched."""
     graph, loss_node = graph_of(loss)
     strategy = resolve_strategy(strategy)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .scene import DEFAULT_MAX_BOXES, DEFAULT_MAX_NODES, build_scene, paint_step
 
-__all__ = ["render", "captions"]
+__all__ = ["render", "captions", "fit_caption_width"]
 
 
 def captions(trace) -> list:
@@ -27,9 +27,14 @@ def captions(trace) -> list:
     return out
 
 
+def fit_caption_width(lines) -> int:
+    """Width of the caption cell (points) that fits the longest of these caption lines."""
+    return 20 + 6 * max(len(c) for c in lines)
+
+
 def render(trace, step: int = 0, *, expand=None, collapse=None, parameters: bool = False,
            clusters: bool = False, max_nodes: int = DEFAULT_MAX_NODES,
-           max_boxes: int = DEFAULT_MAX_BOXES, strategy="agenda"):
+           max_boxes: int = DEFAULT_MAX_BOXES, strategy="agenda", caption_width: int | None = None):
     """Draw ``trace`` just before step ``step`` runs (``step=len(trace)``: after the last).
 
     ``trace`` may also be an expression or a graph, traced first with ``strategy``.
@@ -37,6 +42,9 @@ def render(trace, step: int = 0, *, expand=None, collapse=None, parameters: bool
     ``expand``: a region drawn node by node in a collapsed picture, ``dict(depth=(a, b))``
     and/or ``dict(signature=name or id or list)``. ``parameters``: also draw parameter
     nodes (done from the start). ``clusters``: box each signature's nodes in a cluster.
+    ``caption_width``: the caption cell's width in points (default: fits this trace's
+    captions); pictures of several traces of one graph given the same width get the same
+    layout, so that they can be compared side by side.
     Returns a :class:`~batchviz.viz.dot.BatchGraph` (a ``graphviz.Digraph``)."""
     from ..trace import Trace, trace as make_trace
     from .dot import to_digraph
@@ -54,8 +62,10 @@ def render(trace, step: int = 0, *, expand=None, collapse=None, parameters: bool
                                  max_boxes=max_boxes)
     if "captions" not in cache:
         lines = captions(trace)
-        cache["captions"] = (lines, 20 + 6 * max(len(c) for c in lines))
+        cache["captions"] = (lines, fit_caption_width(lines))
     lines, width = cache["captions"]
+    if caption_width is not None:
+        width = int(caption_width)
     scene = cache[key]
     title = (f"batchviz \u00b7 strategy {trace.strategy} \u00b7 {trace.scheduled_nodes} nodes "
              f"\u00b7 {len(trace.steps)} batches")

@@ -1,0 +1,145 @@
+"""``bv.compare(loss, "depth", "agenda")``: strategies side by side on the same graph.
+
+Each strategy gets its own pane (a :class:`~batchviz.widgets.stepper.Stepper` stacked in a
+column) with its own controls. With "link" on, moving any pane moves the others to the same
+step (a pane with fewer steps stops at its end); with "link" off each pane steps on its own.
+A summary table above the panes keeps the running counts of batches and kernel launches
+side by side, so in the paper's Figure 1 you can watch the moment depth batching runs the
+short sequence's loss nodes early, in batches of one, while agenda batching waits and runs
+all three losses together.
+"""
+from __future__ import annotations
+
+from html import escape
+
+import ipywidgets as widgets
+
+from ..trace import Trace
+from ..trace.record import graph_of
+from ..viz import captions, fit_caption_width
+from .stepper import DEFAULT_INTERVAL, Stepper, trace_for
+
+DEFAULT_STRATEGIES = ("depth", "agenda")
+
+
+def summary_html(panes) -> str:
+    """The side-by-side counts (the static page's JavaScript draws the same table)."""
+    rows = []
+    for p in panes:
+        panels = p.frames.panels
+        c = panels.counts(p.step)
+        rows.append(f"<tr><td><b>{escape(p.strategy)}</b></td><td>{p.step}</td>"
+                    f"<td>{escape(panels.batch_text(p.step))}</td>"
+                    f'<td class="bv-num">{c["batches"]}</td><td class="bv-num">{c["launches"]}</td></tr>')
+    return ('<table class="bv-summary"><thead><tr><th>strategy</th><th>step</th>'
+            "<th>this step runs</th><th>batches so far</th><th>kernel launches so far</th>"
+            f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+class Compare(widgets.VBox):
+    """Several strategies stepping through the same graph; see :func:`compare`."""
+
+    def __init__(self, loss, strategies=DEFAULT_STRATEGIES, *, link: bool = True, step: int = 0,
+                 interval: int = DEFAULT_INTERVAL, **render_options):
+        if isinstance(loss, Trace):
+            raise TypeError("compare needs the expression (or bv.Graph) itself, not a Trace: "
+                            "it traces the same graph once per strategy")
+        graph_of(loss)  # a clear TypeError for anything that is not an expression or graph
+        strategies = list(strategies)
+        if len(strategies) < 2:
+            raise ValueError(f"compare needs at least two strategies, got {len(strategies)}")
+        traces = [trace_for(loss, s) for s in strategies]
+        # one caption width for all panes: the same graph then gets the same layout in each
+        render_options.setdefault("caption_width",
+                                  max(fit_caption_width(captions(t)) for t in traces))
+        panes = [Stepper(t, orientation="column", interval=interval, **render_options)
+                 for t in traces]
+        toggle = widgets.ToggleButton(value=bool(link), description="link", icon="link",
+                                      tooltip="step the panes together")
+        toggle.add_class("bv-link")
+        summary = widgets.HTML()
+        summary.add_class("bv-compare-summary")
+        for k, p in enumerate(panes):
+            p.add_class(f"bv-pane-{k}")
+            p.layout = widgets.Layout(flex="1 1 0%", min_width="0", padding="0 6px")
+        row = widgets.HBox(panes, layout=widgets.Layout(width="100%", align_items="flex-start"))
+        super().__init__(children=[widgets.HBox([toggle, summary],
+                                                layout=widgets.Layout(align_items="center")), row])
+        self.add_class("bv-compare")
+        self.panes = panes
+        self.link_toggle = toggle
+        self.summary_view = summary
+        self._syncing = False
+        for p in panes:
+            p.slider.observe(lambda change, source=p: self._on_pane_step(source, change["new"]),
+                             names="value")
+        toggle.observe(self._on_link, names="value")
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise ValueError(f"step must be an int >= 0, got {step!r}")
+        for p in panes:  # each pane to the step, or its own last one
+            p.step = min(step, p.n_steps)
+        self._update_summary()
+
+    @property
+    def linked(self) -> bool:
+        return bool(self.link_toggle.value)
+
+    @linked.setter
+    def linked(self, value: bool) -> None:
+        self.link_toggle.value = bool(value)
+
+    @property
+    def traces(self) -> list:
+        return [p.trace for p in self.panes]
+
+    def _on_pane_step(self, source, step: int) -> None:
+        if self.linked and not self._syncing:
+            self._follow(source, step)
+        self._update_summary()
+
+    def _follow(self, source, step: int) -> None:
+        """Move every other pane to ``step`` (or its own last step)."""
+        self._syncing = True
+        try:
+            for p in self.panes:
+                if p is not source:
+                    p.step = min(step, p.n_steps)
+        finally:
+            self._syncing = False
+
+    def _on_link(self, change) -> None:
+        if change["new"]:
+            self._follow(self.panes[0], self.panes[0].step)
+            self._update_summary()
+
+    def _update_summary(self) -> None:
+        self.summary_view.value = summary_html(self.panes)
+
+    # --- outside Jupyter ----------------------------------------------------------------
+    def to_html(self, title: str | None = None) -> str:
+        from .static_html import page_html
+
+        names = " vs ".join(p.strategy for p in self.panes)
+        return page_html([p.frames for p in self.panes], title=title or f"batchviz \u00b7 {names}",
+                         interval=self.panes[0].play.interval, linked=self.linked)
+
+    def save_html(self, path, title: str | None = None):
+        """Write a self-contained page with the panes side by side, each with its controls,
+        and the link toggle; no network, no Jupyter. Returns the path."""
+        from .static_html import write_page
+
+        return write_page(path, self.to_html(title))
+
+    def __repr__(self) -> str:
+        return f"<bv.compare {[p.strategy for p in self.panes]} linked={self.linked}>"
+
+
+def compare(loss, *strategies, link: bool = True, step: int = 0,
+            interval: int = DEFAULT_INTERVAL, **render_options) -> Compare:
+    """Step through the graph of ``loss`` under several strategies side by side.
+
+    ``strategies``: names or Strategy objects, at least two (default ``"depth", "agenda"``).
+    ``link``: start with the panes stepping together. Other keywords as for
+    :class:`~batchviz.widgets.stepper.Stepper` (``step``, ``interval``, render options)."""
+    return Compare(loss, strategies or DEFAULT_STRATEGIES, link=link, step=step,
+                   interval=interval, **render_options)

@@ -1,0 +1,174 @@
+"""The text beside the picture: the agenda table, the batch's details, the running counts.
+
+Everything here is a pure function of a trace and a step, returning plain data or an HTML
+fragment. The Jupyter widgets and the static page (``save_html``) show the very same
+fragments, so what a student sees offline is what the widget showed.
+"""
+from __future__ import annotations
+
+from html import escape
+from itertools import accumulate
+
+from ..signature import shape_text
+from .why import AgendaFacts, rule_of, why_waiting
+
+#: argument nodes listed by name in the batch details before "and N more"
+LIST_NODES = 8
+
+
+def _nodes_text(ids) -> str:
+    ids = list(ids)
+    shown = ", ".join(f"#{i}" for i in ids[:LIST_NODES])
+    return shown + (f" and {len(ids) - LIST_NODES} more" if len(ids) > LIST_NODES else "")
+
+
+def _range_text(lo: int, hi: int) -> str:
+    return str(lo) if lo == hi else f"{lo}\u2013{hi}"
+
+
+class Panels:
+    """HTML fragments and their data for every step of one trace.
+
+    ``colours`` (``{signature: colour}``) gives the agenda table the same signature colours
+    as the picture's outlines."""
+
+    def __init__(self, trace, colours: dict | None = None):
+        self.trace = trace
+        self.n_steps = len(trace.steps)
+        self.colours = colours or {}
+        self.facts = AgendaFacts(trace)
+        self.cheap = {s.id: s.cheap for s in trace.signatures}
+        #: kernel launches after the first k batches (one per batch plus one per copy)
+        self.launches = [0] + list(accumulate(s.kernels for s in trace.steps))
+        self.total_nodes = trace.scheduled_nodes
+
+    # --- data ---------------------------------------------------------------------------
+    def check(self, step: int) -> int:
+        return self.trace.timeline().check_step(step)
+
+    def counts(self, step: int) -> dict:
+        """Running totals *after* this step's batch has run (``step == n_steps``: the end)."""
+        step = self.check(step)
+        after = min(step + 1, self.n_steps)
+        done = (self.trace.steps[step].done + len(self.trace.steps[step].batch)
+                if step < self.n_steps else self.total_nodes)
+        return {"batches": after, "batches_total": self.n_steps,
+                "launches": self.launches[after], "launches_total": self.launches[-1],
+                "nodes_done": done, "nodes_total": self.total_nodes}
+
+    def batch_text(self, step: int) -> str:
+        """``"3 × tanh"``; ``"done"`` after the last step."""
+        step = self.check(step)
+        if step == self.n_steps:
+            return "done"
+        s = self.trace.steps[step]
+        return f"{len(s.batch)} \u00d7 {s.signature_name}"
+
+    def agenda_rows(self, step: int) -> list:
+        """One dict per signature on the agenda before ``step`` runs, lowest priority first:
+        ``signature``, ``name``, ``size`` (nodes on the agenda), ``depths``, ``priority``
+        (the agenda's average depth), ``chosen`` (bool), ``in_batch``, ``why``."""
+        step = self.check(step)
+        if step == self.n_steps:
+            return []
+        s = self.trace.steps[step]
+        facts = self.facts.at(step)
+        chosen = next(g for g in s.agenda if g.signature == s.signature)
+        rule = rule_of(self.trace, s)
+        batch_depth = self.trace.nodes[s.batch[0]].depth
+        rows = []
+        for g in s.agenda:
+            f = facts.get(g.signature)
+            is_chosen = g.signature == s.signature
+            why = s.reason if is_chosen else why_waiting(
+                rule, self.trace.strategy, g, chosen, facts, self.cheap, batch_depth)
+            rows.append({"signature": g.signature, "name": g.name, "size": g.size,
+                         "depths": _range_text(f.depth_min, f.depth_max) if f else "",
+                         "priority": g.priority, "chosen": is_chosen,
+                         "in_batch": len(s.batch) if is_chosen else 0, "why": why})
+        return rows
+
+    # --- HTML ---------------------------------------------------------------------------
+    def header_html(self, step: int) -> str:
+        step = self.check(step)
+        name = escape(self.trace.strategy)
+        if step == self.n_steps:
+            where = f"after step {self.n_steps - 1}: every node is computed"
+        else:
+            where = f"step {step} of 0\u2013{self.n_steps - 1}: runs {escape(self.batch_text(step))}"
+        return f'<div class="bv-header"><b>{name}</b> \u00b7 <span class="bv-where">{where}</span></div>'
+
+    def counts_html(self, step: int) -> str:
+        c = self.counts(step)
+        return ('<div class="bv-count-line">'
+                f'<span class="bv-batches">batches so far: <b>{c["batches"]}</b> of {c["batches_total"]}</span>'
+                f' \u00b7 <span class="bv-launches">kernel launches so far: <b>{c["launches"]}</b>'
+                f' of {c["launches_total"]}</span>'
+                f' \u00b7 <span class="bv-nodes">nodes computed: {c["nodes_done"]} of {c["nodes_total"]}</span>'
+                "</div>")
+
+    def agenda_html(self, step: int) -> str:
+        step = self.check(step)
+        rows = self.agenda_rows(step)
+        if not rows:
+            return ('<table class="bv-agenda"><caption>The agenda is empty: every node is '
+                    'computed.</caption><tbody></tbody></table>')
+        s = self.trace.steps[step]
+        body = []
+        for r in rows:
+            colour = self.colours.get(r["signature"], "#999999")
+            chosen = (f"\u2713 {r['in_batch']}" + (f" of {r['size']}" if r["in_batch"] != r["size"] else "")
+                      if r["chosen"] else "")
+            body.append(
+                f'<tr class="{"bv-chosen" if r["chosen"] else "bv-waits"}" data-signature="{r["signature"]}">'
+                f'<td class="bv-sig"><span class="bv-swatch" style="border-color:{colour}"></span>'
+                f'{escape(r["name"])}</td><td class="bv-num">{r["size"]}</td>'
+                f'<td class="bv-num">{r["depths"]}</td><td class="bv-num">{r["priority"]:.2f}</td>'
+                f'<td class="bv-chosen-cell">{chosen}</td><td class="bv-why">{escape(r["why"])}</td></tr>')
+        caption = (f"agenda before step {step}: {s.on_agenda} nodes in {len(rows)} "
+                   f"signature{'s' if len(rows) != 1 else ''}, {s.waiting} still waiting")
+        return ('<table class="bv-agenda">'
+                f"<caption>{caption}</caption>"
+                "<thead><tr><th>signature</th><th>on agenda</th><th>depths</th>"
+                "<th>priority (avg depth)</th><th>chosen</th><th>why</th></tr></thead>"
+                f"<tbody>{''.join(body)}</tbody></table>")
+
+    def details_html(self, step: int) -> str:
+        step = self.check(step)
+        t = self.trace
+        if step == self.n_steps:
+            return (f'<div class="bv-details"><p>All {self.n_steps} batches have run: '
+                    f"{self.launches[-1]} kernel launches, {t.copies} copies "
+                    f"({t.bytes_copied} bytes), {t.copies_avoided} arguments read as views.</p></div>")
+        s = t.steps[step]
+        first = t.nodes[s.batch[0]]
+        depths = [t.nodes[i].depth for i in s.batch]
+        out_shapes = sorted({shape_text(t.nodes[i].shape) for i in s.batch})
+        lines = [
+            f"<p><b>batch {step}</b>: {len(s.batch)} \u00d7 <code>{escape(s.signature_name)}</code> "
+            f"(op <code>{escape(first.op)}</code>) run as one kernel</p>",
+            f"<p>nodes {_nodes_text(s.batch)} \u00b7 depth {_range_text(min(depths), max(depths))}"
+            f" \u00b7 output {len(s.batch)} \u00d7 {escape(', '.join(out_shapes))}</p>",
+        ]
+        sources = sorted({t.nodes[i].source for i in s.batch if t.nodes[i].source})
+        if sources:
+            lines.append(f"<p>built at {escape(', '.join(sources[:3]))}"
+                         + (f" and {len(sources) - 3} more places" if len(sources) > 3 else "") + "</p>")
+        rows = []
+        for a in s.arguments:
+            nodes = [t.nodes[i].args[a.position] for i in s.batch]
+            shapes = sorted({shape_text(t.nodes[n].shape) for n in nodes})
+            who = (escape(t.nodes[nodes[0]].parameter or f"#{nodes[0]}") if a.kind == "shared"
+                   else _nodes_text(nodes))
+            rows.append(f'<tr class="bv-{a.kind}"><td>{a.position}</td><td>{who}</td>'
+                        f'<td class="bv-kind">{a.kind}</td><td>{escape(", ".join(shapes))}</td>'
+                        f'<td class="bv-num">{a.bytes_copied}</td><td>{escape(a.detail)}</td></tr>')
+        if rows:
+            lines.append('<table class="bv-args"><thead><tr><th>arg</th><th>nodes</th>'
+                         "<th>read as</th><th>shape</th><th>bytes copied</th><th>note</th></tr></thead>"
+                         f"<tbody>{''.join(rows)}</tbody></table>")
+        copies = s.copies
+        lines.append(f"<p>kernel launches: 1 compute"
+                     + (f" + {copies} cop{'y' if copies == 1 else 'ies'} = {s.kernels}" if copies else "")
+                     + f" \u00b7 why this signature: {escape(s.reason)}</p>")
+        return '<div class="bv-details">' + "".join(lines) + "</div>"

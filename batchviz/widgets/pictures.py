@@ -1,0 +1,99 @@
+"""One picture per step of a trace: drawn once, kept, and drawn many at a time when asked.
+
+``bv.render`` gives every step of a trace the same DOT structure (only colours, pen widths
+and the caption text change), so Graphviz places every box at the same spot at every step:
+flipping through the cached pictures never makes a node jump. What costs time is running
+``dot``: about 50 ms per picture, most of it starting the program. So a widget draws a step
+the first time it is shown and keeps the SVG, and :meth:`StepPictures.render_all` (used by
+``save_html``) pipes many steps through *one* ``dot`` process, several times faster.
+
+Without Graphviz the pure-Python fallback drawing is used (with a warning, once).
+"""
+from __future__ import annotations
+
+import re
+
+import graphviz
+
+from ..viz import render
+from ..viz.dotcheck import warn_dot_missing
+from .svgtext import clean_svg, mark_states
+
+#: steps piped through one ``dot`` process at a time by :meth:`StepPictures.render_all`
+CHUNK = 64
+
+_XML_START = re.compile(r"(?=<\?xml )")
+
+
+class StepPictures:
+    """The SVG of every step of ``trace``, computed lazily and cached.
+
+    ``options`` go to :func:`batchviz.render` (``collapse``, ``expand``, ``parameters``,
+    ``max_nodes``, ``max_boxes``, ``clusters``); they are checked once, here, so that a
+    bad option fails when the widget is made rather than at some later step."""
+
+    def __init__(self, trace, **options):
+        self.trace = trace
+        self.options = options
+        self.n_steps = len(trace.steps)
+        self._svg: dict[int, str] = {}
+        self.dot_runs = 0           # how many times ``dot`` was started (tests check caching)
+        self._dot_missing = False
+        self.first = render(trace, step=0, **options)  # validates the options
+
+    @property
+    def collapsed(self) -> bool:
+        """True when the picture draws one box per signature and depth band (large graphs)."""
+        return bool(self.first.scene.collapsed)
+
+    @property
+    def colours(self) -> dict:
+        """``{signature: outline colour}`` as the picture draws them."""
+        return dict(self.first.scene.colours)
+
+    def digraph(self, step: int):
+        """The :class:`~batchviz.viz.dot.BatchGraph` of ``step`` (no drawing yet)."""
+        return render(self.trace, step=step, **self.options)
+
+    def svg(self, step: int) -> str:
+        """The inline-ready SVG of ``step`` (``0..n_steps``; ``n_steps``: all done)."""
+        step = self.trace.timeline().check_step(step)
+        if step not in self._svg:
+            self._draw([step])
+        return self._svg[step]
+
+    def render_all(self) -> list:
+        """Every step's SVG, in order (missing ones drawn ``CHUNK`` per ``dot`` process)."""
+        todo = [k for k in range(self.n_steps + 1) if k not in self._svg]
+        for start in range(0, len(todo), CHUNK):
+            self._draw(todo[start:start + CHUNK])
+        return [self._svg[k] for k in range(self.n_steps + 1)]
+
+    def cached_steps(self) -> list:
+        return sorted(self._svg)
+
+    # --- drawing ----------------------------------------------------------------------
+    def _draw(self, steps: list) -> None:
+        graphs = [self.digraph(k) for k in steps]
+        texts = None if self._dot_missing else self._run_dot(graphs)
+        if texts is None:
+            texts = [g.fallback_svg() for g in graphs]
+        for k, g, text in zip(steps, graphs, texts):
+            self._svg[k] = mark_states(clean_svg(text), g.scene, g.paint)
+
+    def _run_dot(self, graphs: list):
+        """The SVG texts of ``graphs`` from one ``dot`` process, or None without ``dot``."""
+        data = "\n".join(g.source for g in graphs).encode("utf-8")
+        try:
+            out = graphviz.pipe("dot", "svg", data, quiet=True).decode("utf-8")
+        except graphviz.ExecutableNotFound:
+            self._dot_missing = True
+            warn_dot_missing()
+            return None
+        finally:
+            self.dot_runs += 1
+        texts = [t for t in _XML_START.split(out) if t.strip()]
+        if len(texts) != len(graphs):  # never seen; draw them one by one rather than guess
+            texts = [g.pipe(format="svg", encoding="utf-8") for g in graphs]
+            self.dot_runs += len(graphs)
+        return texts

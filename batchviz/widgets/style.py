@@ -1,0 +1,40 @@
+"""The look of the widgets and of the static page: one small style sheet for both.
+
+Selectors hang off the ``bv-*`` classes the widgets carry (``add_class``) and the page's
+elements carry, so the sheet styles nothing else in a notebook.
+"""
+from __future__ import annotations
+
+from ..viz.palette import STATE_FILL
+
+CSS = """
+.bv-stepper .widget-html-content, .bv-compare .widget-html-content { line-height: 1.35; }
+.bv-graph { overflow: auto; max-height: 80vh; background: #fff; }
+.bv-graph svg.bv-svg { max-width: 100%; height: auto; display: block; }
+.bv-header { font-size: 14px; margin: 2px 0 4px 0; }
+.bv-count-line { font-size: 12px; color: #333; margin: 2px 0; }
+.bv-count-line b { color: #000; }
+.bv-agenda, .bv-args { border-collapse: collapse; font-size: 12px; margin: 4px 0; }
+.bv-agenda caption { caption-side: top; text-align: left; font-size: 12px; color: #444; padding: 2px 0; }
+.bv-agenda th, .bv-agenda td, .bv-args th, .bv-args td {
+  border-bottom: 1px solid #e2e2e2; padding: 2px 6px; text-align: left; vertical-align: top; }
+.bv-agenda th, .bv-args th { background: #f4f4f4; font-weight: 600; }
+.bv-agenda td.bv-sig { white-space: nowrap; }
+.bv-agenda td.bv-num, .bv-args td.bv-num { text-align: right; font-variant-numeric: tabular-nums; }
+.bv-agenda tr.bv-chosen td { background: BATCH_FILL; font-weight: 600; }
+.bv-agenda tr.bv-waits td { background: AGENDA_FILL; }
+.bv-swatch { display: inline-block; width: 9px; height: 9px; border: 2px solid #999;
+  margin-right: 5px; vertical-align: -1px; border-radius: 2px; }
+.bv-details { font-size: 12px; }
+.bv-details p { margin: 3px 0; }
+.bv-args tr.bv-copy td.bv-kind { color: #b03a00; font-weight: 600; }
+.bv-args tr.bv-view td.bv-kind { color: #1a7f37; font-weight: 600; }
+.bv-args tr.bv-shared td.bv-kind { color: #555; }
+.bv-summary { border-collapse: collapse; font-size: 13px; margin: 4px 0 8px 0; }
+.bv-summary th, .bv-summary td { border-bottom: 1px solid #ddd; padding: 2px 10px; text-align: left; }
+.bv-summary td.bv-num { text-align: right; font-variant-numeric: tabular-nums; }
+""".replace("BATCH_FILL", STATE_FILL["batch"]).replace("AGENDA_FILL", STATE_FILL["agenda"])
+
+
+def style_tag() -> str:
+    return f"<style>{CSS}</style>"

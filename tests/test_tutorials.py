@@ -1,0 +1,231 @@
+"""The course exercises in tutorials/ cannot rot.
+
+* Every grading test passes against the reference solutions (``BATCHVIZ_SOLUTIONS=1``).
+* Every grading test *fails* against the untouched stubs, cleanly: with the exercise's own
+  ``NotImplementedError("Exercise N: ...")``, never an error in collection or in a fixture
+  (a student who has not started must see what to do, not a traceback of the test harness).
+* ``python -m batchviz.grade`` adds up the points, and survives a broken student module.
+* The teaching assertions of ``tutorials/_grading.py`` say what went wrong.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import batchviz as bv
+from batchviz.schedule import AgendaBatching, PendingView
+
+ROOT = Path(__file__).resolve().parents[1]
+TUTORIALS = ROOT / "tutorials"
+
+pytestmark = pytest.mark.slow
+
+
+def clean_env(solutions: bool) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTEST_", "BATCHVIZ_SOLUTIONS", "BATCHVIZ_GRADE"))}
+    if solutions:
+        env["BATCHVIZ_SOLUTIONS"] = "1"
+    return env
+
+
+def run_tutorials(tmp_path, solutions: bool):
+    """Run ``pytest tutorials`` the way CI and the README do; return the per-test results
+    (from a JUnit XML report) and the output."""
+    report = tmp_path / f"tutorials-{'solutions' if solutions else 'stubs'}.xml"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "tutorials", "-q", "-p", "no:cacheprovider",
+         f"--junitxml={report}"],
+        cwd=ROOT, env=clean_env(solutions), capture_output=True, text=True, timeout=600)
+    assert report.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
+    results = []
+    for case in ET.parse(report).getroot().iter("testcase"):
+        outcome, message = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error", "skipped"):
+                outcome, message = child.tag, child.get("message", "")
+        results.append((f"{case.get('classname')}::{case.get('name')}", outcome, message))
+    return results, proc
+
+
+def counts(results) -> dict:
+    out = {"passed": 0, "failure": 0, "error": 0, "skipped": 0}
+    for _, outcome, _ in results:
+        out[outcome] += 1
+    return out
+
+
+@pytest.fixture(scope="module")
+def solution_run(tmp_path_factory):
+    return run_tutorials(tmp_path_factory.mktemp("solutions"), solutions=True)
+
+
+@pytest.fixture(scope="module")
+def stub_run(tmp_path_factory):
+    return run_tutorials(tmp_path_factory.mktemp("stubs"), solutions=False)
+
+
+def test_every_grading_test_passes_with_the_solutions(solution_run):
+    results, proc = solution_run
+    c = counts(results)
+    assert c["failure"] == 0 and c["error"] == 0 and c["skipped"] == 0, proc.stdout[-4000:]
+    assert c["passed"] == len(results) >= 30
+    assert proc.returncode == 0
+    points = re.search(r"^total\s+(\d+)/(\d+)$", proc.stdout, re.M)
+    assert points and points.group(1) == points.group(2), proc.stdout[-2000:]
+    assert "challenge leaderboard" in proc.stdout
+
+
+def test_every_grading_test_fails_cleanly_with_the_stubs(stub_run, solution_run):
+    results, proc = stub_run
+    c = counts(results)
+    assert c["passed"] == 0 and c["error"] == 0 and c["skipped"] == 0, proc.stdout[-4000:]
+    assert c["failure"] == len(solution_run[0]), "the same tests run against stubs and solutions"
+    for test, _, message in results:
+        match = re.match(r"NotImplementedError: Exercise (\d+): ", message)
+        assert match, f"{test} failed without its exercise's NotImplementedError: {message}"
+        exercise_folder = test.split(".")[1]          # tutorials.03_depth.test_ex03_depth
+        assert exercise_folder.startswith(f"{int(match.group(1)):02d}_"), (test, message)
+    points = re.search(r"^total\s+(\d+)/(\d+)$", proc.stdout, re.M)
+    assert points and points.group(1) == "0" and int(points.group(2)) > 0
+
+
+def test_every_exercise_folder_has_its_parts():
+    folders = sorted(p for p in TUTORIALS.iterdir() if re.match(r"^\d\d_", p.name))
+    assert len(folders) >= 6
+    for folder in folders:
+        n = int(folder.name[:2])
+        modules = [p for p in folder.glob("ex*.py")]
+        assert (folder / "README.md").exists(), folder
+        assert len(modules) == 1, folder
+        assert list(folder.glob("test_*.py")), folder
+        assert (TUTORIALS / "_solutions" / modules[0].name).exists(), modules[0]
+        assert f"Exercise {n}:" in modules[0].read_text(), modules[0]
+        assert f"pytest.mark.ex{n}" in next(folder.glob("test_*.py")).read_text()
+
+
+# --- the grade command ----------------------------------------------------------------------
+
+def mini_tutorials(tmp_path) -> Path:
+    """A copy of the tutorials with exercise 1 only."""
+    root = tmp_path / "tutorials"
+    root.mkdir()
+    for name in ("conftest.py", "_grading.py", "_graphs.py"):
+        shutil.copy(TUTORIALS / name, root / name)
+    shutil.copytree(TUTORIALS / "_solutions", root / "_solutions")
+    shutil.copytree(TUTORIALS / "01_lazy", root / "01_lazy")
+    return root
+
+
+def grade(root, solutions):
+    return subprocess.run([sys.executable, "-m", "batchviz.grade", str(root)], cwd=root.parent,
+                          env=clean_env(solutions), capture_output=True, text=True, timeout=300)
+
+
+def test_grade_command_adds_up_points(tmp_path):
+    root = mini_tutorials(tmp_path)
+    done = grade(root, solutions=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^ex1 01_lazy\s+4/4\s+10/10$", done.stdout, re.M), done.stdout
+    assert re.search(r"^total\s+10/10$", done.stdout, re.M), done.stdout
+
+
+def test_grade_command_survives_a_broken_student_module(tmp_path):
+    root = mini_tutorials(tmp_path)
+    (root / "01_lazy" / "ex01_lazy.py").write_text("def tanh_layer(:\n")  # a syntax error
+    done = grade(root, solutions=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert re.search(r"^total\s+0/10$", done.stdout, re.M), done.stdout
+
+
+# --- the teaching assertions ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def grading():
+    sys.path.insert(0, str(TUTORIALS))
+    try:
+        import _grading
+        import _graphs
+        yield _grading, _graphs
+    finally:
+        sys.path.remove(str(TUTORIALS))
+
+
+def figure1_view(_graphs):
+    graph, _, _ = _graphs.figure1()
+    return graph, PendingView(graph)
+
+
+def message_of(check, *args):
+    with pytest.raises(AssertionError) as info:
+        check(*args)
+    return str(info.value)
+
+
+def test_mixed_batch_names_both_nodes_and_signatures(grading):
+    _grading, _graphs = grading
+    graph, view = figure1_view(_graphs)
+    batches = AgendaBatching().schedule(view)
+    tanh = next(b for b in batches if graph.ops[b[0]].name == "tanh")
+    matmul = next(b for b in batches if graph.ops[b[0]].name == "matmul")
+    tanh.append(matmul.pop())
+    msg = message_of(_grading.assert_valid_schedule, view, [b for b in batches if b])
+    assert re.search(r"batch \d+ mixes node \d+ \(tanh\) and node \d+ \(matmul-W#\d+-7x1\): a batch "
+                     r"must share one signature", msg), msg
+
+
+def test_argument_after_its_user_is_explained(grading):
+    _grading, _graphs = grading
+    graph, view = figure1_view(_graphs)
+    batches = AgendaBatching().schedule(view)
+    batches[3], batches[4] = batches[4], batches[3]   # concatenate after its users' matmul
+    msg = message_of(_grading.assert_valid_schedule, view, batches)
+    assert re.search(r"node \d+ \(matmul-W#\d+-7x1\) runs in batch 3 but its argument node \d+ "
+                     r"\(concatenate-4x1\+3x1\) runs in batch 4", msg), msg
+
+
+def test_scheduling_a_parameter_or_a_node_twice_is_explained(grading):
+    _grading, _graphs = grading
+    graph, view = figure1_view(_graphs)
+    batches = AgendaBatching().schedule(view)
+    param = next(iter(graph.param_of_node))
+    msg = message_of(_grading.assert_valid_schedule, view, [[param]] + batches)
+    assert "parameters are never scheduled" in msg
+    msg = message_of(_grading.assert_valid_schedule, view, batches + [batches[0]])
+    assert "is scheduled twice" in msg
+
+
+def test_wrong_partition_is_explained(grading):
+    _grading, _graphs = grading
+    graph, view = figure1_view(_graphs)
+    msg = message_of(_grading.assert_same_partition, graph, view.nodes,
+                     lambda n: graph.ops[n].name, "Figure 1")
+    assert "cannot be batched" in msg and "shapes differ" in msg
+    msg = message_of(_grading.assert_same_partition, graph, view.nodes, lambda n: n, "Figure 1")
+    assert "have the same signature in the runtime" in msg
+
+
+def test_different_agenda_step_shows_the_agenda(grading):
+    _grading, _graphs = grading
+    graph, view = figure1_view(_graphs)
+    batches = AgendaBatching().schedule(view)
+    changed = batches[:1] + [batches[2], batches[1]] + batches[3:]
+    msg = message_of(_grading.assert_same_schedule, view, batches, changed, "Figure 1")
+    assert "batch 1 differs" in msg and "average depth" in msg
+
+
+def test_grading_helpers_accept_the_runtime_itself(grading):
+    _grading, _graphs = grading
+    graph, loss, _ = _graphs.parser(n_sentences=3)
+    view = PendingView(graph)
+    batches = _grading.assert_valid_schedule(view, AgendaBatching().schedule(view))
+    _grading.assert_same_schedule(view, batches, AgendaBatching().schedule(view), "parser")
+    _grading.assert_same_partition(graph, view.nodes, lambda n: graph.sigs[n], "parser")
+    assert np.isfinite(loss.value())
+    assert bv.last_run_stats().forward.batches == len(batches)

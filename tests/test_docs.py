@@ -38,17 +38,8 @@ def missing_tools() -> list[str]:
     return missing
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """The built site (its html folder); the build's output is shown if it fails."""
-    missing = missing_tools()
-    if missing:
-        message = (f"the docs build needs {', '.join(missing)}: "
-                   'pip install -e ".[docs]" (and apt-get install graphviz)')
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
-    out = tmp_path_factory.mktemp("docs")
+def build_site(out: Path) -> Path:
+    """Build the site into ``out``; return its html folder. Fails with sphinx's output."""
     html = out / "html"
     result = subprocess.run(
         [sys.executable, "-m", "sphinx", "-T", "-W", "--keep-going", "-n", "-b", "html",
@@ -72,7 +63,23 @@ def text(html: str) -> str:
 
 
 @pytest.mark.slow
-def test_site_has_its_sections(site):
+def test_site_builds_with_warnings_as_errors_and_shows_what_it_should(tmp_path):
+    # One test, one build: split into several tests, pytest-xdist would build once per worker.
+    missing = missing_tools()
+    if missing:
+        message = (f"the docs build needs {', '.join(missing)}: "
+                   'pip install -e ".[docs]" (and apt-get install graphviz)')
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    site = build_site(tmp_path)
+    check_sections(site)
+    check_api_reference(site)
+    check_concept_pages(site)
+    check_tutorials_and_notebooks(site)
+
+
+def check_sections(site: Path) -> None:
     for name in ["index", "getting-started", "concepts/index", "api", "tutorials",
                  "notebooks", "benchmarks"] + [f"concepts/{p}" for p in CONCEPT_PAGES]:
         page(site, name)
@@ -81,26 +88,26 @@ def test_site_has_its_sections(site):
     assert "python -m benchmarks overhead" in text(page(site, "benchmarks"))
 
 
-@pytest.mark.slow
-def test_api_reference_documents_every_op_and_the_core(site):
+def check_api_reference(site: Path) -> None:
+    """Every op of ``batchviz.ops.api`` and the core classes and functions are documented."""
     api = page(site, "api")
     anchors = set(re.findall(r'id="(batchviz\.[\w.]+)"', api))
     expected = {f"batchviz.{name}" for name in ops_api.__all__} | {
         f"batchviz.{name}" for name in (
             "Model", "Parameters", "LookupParameters", "Graph", "new_graph", "Expression",
             "Strategy", "PendingView", "validate_schedule", "register_strategy",
-            "set_backend", "set_dtype", "last_run_stats")}
+            "set_backend", "set_dtype", "last_run_stats", "trace", "explain", "render")}
     missing = sorted(expected - anchors)
-    assert not missing, f"not in the API reference: {missing}"
+    assert not missing, f"not in the API reference (docs/api.rst): {missing}"
     # docstrings made it, not only the names
     assert "Finish the current graph and start a new one" in text(api)
 
 
-@pytest.mark.slow
-def test_concept_pages_show_executed_output(site):
+def check_concept_pages(site: Path) -> None:
+    """The code cells ran: their printed schedules and their pictures are on the pages."""
     depth_vs_agenda = text(page(site, "concepts/depth-vs-agenda"))
     assert "agenda" in depth_vs_agenda and "average depth" in depth_vs_agenda
-    # the schedules printed by the code cells: agenda batches the three losses together
+    # the schedule printed by a cell: agenda batches the three losses together
     assert "batch 21: 3 x squared_distance" in depth_vs_agenda
     assert "ScheduleError" in depth_vs_agenda  # the broken strategy's error is shown
     for name in CONCEPT_PAGES:
@@ -112,8 +119,8 @@ def test_concept_pages_show_executed_output(site):
     assert "copies avoided" in text(page(site, "concepts/contiguous-memory"))
 
 
-@pytest.mark.slow
-def test_tutorials_and_notebooks_of_the_repository_are_on_the_site(site):
+def check_tutorials_and_notebooks(site: Path) -> None:
+    """Every tutorial README and notebook of the repository has its page, linked."""
     tutorials = sorted(p.parent.name for p in (REPO / "tutorials").glob("*/README.md")
                        if p.parent.name[0] not in "_.")
     notebooks = sorted(p.stem for p in (REPO / "notebooks").glob("*.ipynb"))

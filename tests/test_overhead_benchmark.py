@@ -18,6 +18,6 @@ def test_overhead_quick_writes_json(tmp_path):
     assert data["nodes"] > 1000
     assert data["construct_us_per_node"] > 0
     for field in ("schedule_us_per_node", "batches", "forward_backward_s"):
-        assert set(data[field]) == {"none", "depth", "agenda"}, field
+        assert {"none", "depth", "agenda"} <= set(data[field]), field
     assert data["batches"]["none"] == data["nodes"]
     assert data["batches"]["agenda"] < data["nodes"] / 5

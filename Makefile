@@ -36,5 +36,9 @@ test-fast: $(VENV)/.test-installed
 bench: $(VENV)/.test-installed
 	$(BIN)/python -m benchmarks all
 
+# the documentation site; warnings (broken links, failing examples) are errors
+docs: $(VENV)/.test-installed
+	$(BIN)/python -m sphinx -W --keep-going -n -b html docs docs/_build/html
+
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis artifacts docs/_build

@@ -15,7 +15,13 @@ def build(op, args, attrs=None):
     return graph.add(op, ids, attrs)
 
 
-def unary_elementwise(op):
+def _named(construct, op, doc: str, args: str):
+    construct.__name__ = construct.__qualname__ = op.name
+    construct.__doc__ = f"``{op.name}({args})``: {doc}"
+    return construct
+
+
+def unary_elementwise(op, doc: str):
     """Constructor for a fixed-signature element-wise op of one argument."""
     sig = op.fixed_signature
 
@@ -28,10 +34,10 @@ def unary_elementwise(op):
             return g.push(op, (n,), None, g.shapes[n], sig, g.depths[n] + 1)
         return build(op, (x,))
 
-    return construct
+    return _named(construct, op, doc, "x")
 
 
-def binary_elementwise(op):
+def binary_elementwise(op, doc: str):
     """Constructor for a fixed-signature element-wise op of two same-shaped arguments."""
     sig = op.fixed_signature
 
@@ -50,4 +56,4 @@ def binary_elementwise(op):
             return g.push(op, (a, b), None, shape, sig, (da if da > db else db) + 1)
         return build(op, (x, y))
 
-    return construct
+    return _named(construct, op, doc, "x, y")

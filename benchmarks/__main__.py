@@ -12,9 +12,15 @@ import sys
 #: prints its tables and returns the JSON payload.
 TASKS = {
     "overhead": "overhead",
+    "synthetic": "synthetic",
+    "bilstm": "bilstm",
+    "bilstm-char": "bilstm_char",
+    "treelstm": "treelstm",
+    "parser": "parser",
+    "report": "report",
 }
 
-ALL = [name for name in TASKS if name != "overhead"]
+ALL = [name for name in TASKS if name not in ("overhead", "report")]
 
 
 def main(argv=None) -> int:
@@ -32,6 +38,8 @@ def main(argv=None) -> int:
     for name in names:
         module = importlib.import_module(f"benchmarks.{TASKS[name]}")
         payloads[name] = module.run(quick=args.quick)
+    if args.task == "all":  # gather the saved results into a table and a plot
+        importlib.import_module("benchmarks.report").run(quick=args.quick)
     if args.json:
         payload = payloads[names[0]] if len(names) == 1 else {"task": "all", "tasks": payloads}
         print(f"wrote {write_json(args.json, payload)}")

@@ -250,7 +250,7 @@ def test_layout_never_moves_between_steps(fig1):
 @needs_dot
 def test_each_step_is_drawn_once_and_many_per_dot_run(fig1, monkeypatch):
     _, loss = fig1
-    s = bv.Stepper(loss, "agenda")
+    s = bv.Stepper(loss, "agenda", prefetch=False)
     pics = s.frames.pictures
     assert pics.cached_steps() == [0] and pics.dot_runs == 1
     for k in (1, 2, 3, 2, 1, 0, 3):
@@ -262,6 +262,33 @@ def test_each_step_is_drawn_once_and_many_per_dot_run(fig1, monkeypatch):
     one_by_one = [bv.render(s.trace, step=k).svg() for k in (5, 17)]
     for k, text in zip((5, 17), one_by_one):  # piping many graphs through one dot: same picture
         assert dict(SHAPE.findall(pics.svg(k))) == dict(SHAPE.findall(clean_svg(text)))
+
+
+@needs_dot
+def test_next_steps_are_drawn_ahead_in_one_dot_run(fig1):
+    _, loss = fig1
+    s = bv.Stepper(loss, "agenda")  # prefetch is on by default
+    pics = s.frames.pictures
+    pics.wait()
+    ahead = pictures_module.AHEAD
+    assert pics.cached_steps() == list(range(ahead + 1)) and pics.dot_runs == 2
+    s.step = 5      # drawn already; most of the next steps too: nothing to start
+    pics.wait()
+    assert pics.dot_runs == 2
+    s.step = 7      # steps 13..19 are missing now: one more run draws them all
+    pics.wait()
+    assert pics.cached_steps() == list(range(7 + ahead + 1)) and pics.dot_runs == 3
+    assert batch_keys(s.svg(19)) == {f"n{i}" for i in s.trace.steps[19].batch}
+
+
+def test_zoom_toggles_a_css_class_only(fig1):
+    _, loss = fig1
+    s = bv.Stepper(loss, "agenda", prefetch=False)
+    before = s.graph_view.value
+    s.zoom.value = True
+    assert "bv-actual-size" in s.graph_view._dom_classes and s.graph_view.value == before
+    s.zoom.value = False
+    assert "bv-actual-size" not in s.graph_view._dom_classes
 
 
 def test_pictures_fall_back_without_dot(fig1, monkeypatch):
@@ -296,10 +323,11 @@ def test_large_graph_is_drawn_collapsed_and_steps_quickly():
         assert all("bv-group" in cls for cls in shown.values())
         expected = {scene.nodes[scene.index_of_node[i]].key for i in t.steps[k].batch}
         assert batch_keys(s.graph_view.value) == expected
+    pics.wait()
     runs = pics.dot_runs
     for k in (5, 0, len(t) // 2):
         s.step = k
-    assert pics.dot_runs == runs
+    assert pics.dot_runs == runs  # every one of them drawn before: nothing drawn again
     graph.finish()
 
 

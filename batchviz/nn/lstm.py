@@ -58,6 +58,8 @@ class LSTMBuilder:
                             for j, d in enumerate(dims)])
             self.Wh.append(model.add_parameters((4 * H, H), name=f"{name}.l{layer}.Wh"))
             self.b.append(model.add_parameters((4 * H,), init=bias, name=f"{name}.l{layer}.b"))
+        # per layer, the weights of one lstm_unit: the input matrices, then Wh
+        self._weights = [self.Wx[layer] + [self.Wh[layer]] for layer in range(self.layers)]
 
     def initial_state(self, vecs=None) -> "LSTMState":
         """The state before the first input. ``vecs`` (DyNet's convention) is
@@ -101,7 +103,7 @@ class LSTMState:
         new = []
         for layer in range(b.layers):
             h, c = prev[layer]
-            h, c = lstm_unit(b.b[layer], b.Wx[layer] + [b.Wh[layer]], xs + [h], (c,), b.hidden_dim)
+            h, c = lstm_unit(b.b[layer], b._weights[layer], xs + [h], (c,), b.hidden_dim)
             new.append((h, c))
             xs = [h]
         return LSTMState(b, tuple(new))

@@ -170,7 +170,7 @@ class LSTMCell(Op):
     """``(c_1, ..., c_K, gates) -> i*u + sum_k f_k*c_k`` for gates ``[i, f_1..f_K, o, u]``."""
 
     name = "lstm_c"
-    cheap = False
+    cheap = True   # element-wise arithmetic: the agenda's tie-break runs it early
     arity = None
 
     def infer_shape(self, shapes, attrs):
@@ -225,7 +225,7 @@ class LSTMOutput(Op):
     """``(c, gates) -> o * tanh(c)``; ``o`` is the second-to-last block of the gates."""
 
     name = "lstm_h"
-    cheap = False
+    cheap = True   # element-wise arithmetic: the agenda's tie-break runs it early
     arity = 2
 
     def infer_shape(self, shapes, attrs):

@@ -129,8 +129,10 @@ class Panels:
                    f"signature{'s' if len(rows) != 1 else ''}, {s.waiting} still waiting")
         return ('<table class="bv-agenda">'
                 f"<caption>{caption}</caption>"
-                "<thead><tr><th>signature</th><th>on agenda</th><th>depths</th>"
-                "<th>priority (avg depth)</th><th>chosen</th><th>why</th></tr></thead>"
+                '<thead><tr><th>signature</th><th title="nodes of this signature on the agenda">'
+                'nodes</th><th title="depths of those nodes">depths</th>'
+                '<th title="the agenda\'s priority: average depth of all nodes of the signature '
+                '(lowest runs first)">priority</th><th>chosen</th><th>why</th></tr></thead>'
                 f"<tbody>{''.join(body)}</tbody></table>")
 
     def details_html(self, step: int) -> str:

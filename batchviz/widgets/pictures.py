@@ -6,12 +6,15 @@ flipping through the cached pictures never makes a node jump. What costs time is
 ``dot``: about 50 ms per picture, most of it starting the program. So a widget draws a step
 the first time it is shown and keeps the SVG, and :meth:`StepPictures.render_all` (used by
 ``save_html``) pipes many steps through *one* ``dot`` process, several times faster.
+While a widget plays, :meth:`StepPictures.prefetch` draws the next steps the same way in a
+background thread, so that the kernel keeps up with the ``Play`` widget on large graphs.
 
 Without Graphviz the pure-Python fallback drawing is used (with a warning, once).
 """
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import graphviz
 
@@ -21,6 +24,8 @@ from .svgtext import clean_svg, mark_states
 
 #: steps piped through one ``dot`` process at a time by :meth:`StepPictures.render_all`
 CHUNK = 64
+#: steps drawn ahead, in one ``dot`` process, by :meth:`StepPictures.prefetch`
+AHEAD = 12
 
 _XML_START = re.compile(r"(?=<\?xml )")
 
@@ -39,6 +44,8 @@ class StepPictures:
         self._svg: dict[int, str] = {}
         self.dot_runs = 0           # how many times ``dot`` was started (tests check caching)
         self._dot_missing = False
+        self._pending: dict = {}    # step -> Future of the background drawing that makes it
+        self._pool = None
         self.first = render(trace, step=0, **options)  # validates the options
 
     @property
@@ -59,11 +66,42 @@ class StepPictures:
         """The inline-ready SVG of ``step`` (``0..n_steps``; ``n_steps``: all done)."""
         step = self.trace.timeline().check_step(step)
         if step not in self._svg:
-            self._draw([step])
+            future = self._pending.get(step)
+            if future is not None:
+                try:
+                    future.result()  # being drawn ahead: wait rather than draw it twice
+                except Exception:
+                    pass             # drawn again below, where its error is raised
+            if step not in self._svg:
+                self._draw([step])
         return self._svg[step]
+
+    def prefetch(self, step: int) -> None:
+        """Draw the ``AHEAD`` steps after ``step`` in a background thread (one ``dot`` run),
+        unless most of them are drawn or being drawn already. Only SVG text is made there;
+        widgets are changed by the kernel's main thread alone."""
+        ahead = [k for k in range(step + 1, min(step + 1 + AHEAD, self.n_steps + 1))
+                 if k not in self._svg and k not in self._pending]
+        if not ahead or len(ahead) < min(AHEAD // 2, self.n_steps - step):
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batchviz-dot")
+        future = self._pool.submit(self._draw, ahead)
+        for k in ahead:
+            self._pending[k] = future
+        future.add_done_callback(lambda _f, steps=ahead: [self._pending.pop(k, None) for k in steps])
+
+    def wait(self) -> None:
+        """Wait until the background drawings have finished (tests, ``save_html``)."""
+        for future in list(self._pending.values()):
+            try:
+                future.result()
+            except Exception:
+                pass
 
     def render_all(self) -> list:
         """Every step's SVG, in order (missing ones drawn ``CHUNK`` per ``dot`` process)."""
+        self.wait()
         todo = [k for k in range(self.n_steps + 1) if k not in self._svg]
         for start in range(0, len(todo), CHUNK):
             self._draw(todo[start:start + CHUNK])

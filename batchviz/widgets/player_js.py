@@ -2,7 +2,7 @@
 
 It reads the page's JSON (``static_html.py``): a pool of strings and, per pane, per step,
 the indexes of the picture's pieces and of the header, counts, agenda and details HTML.
-Each pane has play/pause, back, forward, a slider and a speed menu; with a "link" checkbox
+Each pane has play/pause, back, forward, a slider, a speed menu and an "actual size" box; with a "link" checkbox
 (``bv.compare``) moving one pane moves the others to the same step (or their last one).
 """
 
@@ -20,7 +20,8 @@ PLAYER_JS = r"""
             graph: q("bv-graph"), header: q("bv-header-view"), counts: q("bv-counts"),
             agenda: q("bv-agenda-table"), details: q("bv-batch-details"),
             slider: q("bv-slider"), label: q("bv-step-label"), play: q("bv-play"),
-            back: q("bv-step-back"), forward: q("bv-step-forward"), speed: q("bv-speed")};
+            back: q("bv-step-back"), forward: q("bv-step-forward"), speed: q("bv-speed"),
+            zoom: q("bv-zoom")};
   });
 
   function linked() { return !!(link && link.checked); }
@@ -96,6 +97,9 @@ PLAYER_JS = r"""
     pane.slider.addEventListener("input", function () { show(pane, Number(pane.slider.value), false); });
     pane.play.addEventListener("click", function () {
       if (pane.timer === null) start(pane); else stop(pane);
+    });
+    pane.zoom.addEventListener("change", function () {
+      pane.graph.classList.toggle("bv-actual-size", pane.zoom.checked);
     });
     pane.speed.addEventListener("change", function () {
       if (pane.timer !== null) { stop(pane); start(pane); }

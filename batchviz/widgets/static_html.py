@@ -72,7 +72,8 @@ def _controls(index: int) -> str:
             '<button class="bv-step-forward" title="one step forward">forward &#9654;</button>'
             '<input class="bv-slider" type="range" min="0" step="1" value="0">'
             '<span class="bv-step-label"></span>'
-            '<label>speed <select class="bv-speed"></select></label></div>')
+            '<label>speed <select class="bv-speed"></select></label>'
+            '<label><input type="checkbox" class="bv-zoom"> actual size</label></div>')
 
 
 def _pane(index: int, single: bool) -> str:

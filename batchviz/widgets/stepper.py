@@ -51,6 +51,7 @@ class Stepper(widgets.VBox):
     ``"agenda"`` or any ``bv.Strategy`` object - your own included. ``step``: the step shown
     first. ``interval``: milliseconds between steps when playing. ``orientation``:
     ``"row"`` (graph left, tables right) or ``"column"`` (stacked, as in ``bv.compare``).
+    ``prefetch``: draw the next steps in the background while you look at one.
     Other keywords go to :func:`batchviz.render` (``collapse``, ``expand``, ``parameters``,
     ``max_nodes``, ``max_boxes``): graphs of more than ``max_nodes`` nodes are drawn
     collapsed, one box per signature and depth.
@@ -59,7 +60,8 @@ class Stepper(widgets.VBox):
     graph after the last batch); :meth:`save_html` writes a page that steps offline."""
 
     def __init__(self, loss, strategy="agenda", *, step: int = 0,
-                 interval: int = DEFAULT_INTERVAL, orientation: str = "row", **render_options):
+                 interval: int = DEFAULT_INTERVAL, orientation: str = "row",
+                 prefetch: bool = True, **render_options):
         if orientation not in ORIENTATIONS:
             raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
         speeds = speed_options(interval)
@@ -83,16 +85,20 @@ class Stepper(widgets.VBox):
         speed = widgets.Dropdown(options=speeds, value=interval,
                                  description="speed",
                                  layout=widgets.Layout(flex="0 0 auto", width="190px"))
+        zoom = widgets.ToggleButton(value=False, description="actual size", icon="search-plus",
+                                    tooltip="draw the graph at its actual size (scroll) "
+                                            "instead of fitting it to the width",
+                                    layout=widgets.Layout(**fixed))
         html = {name: widgets.HTML() for name in ("header", "counts", "graph", "agenda", "details")}
         for name, cls in (("header", "bv-header-view"), ("counts", "bv-counts"),
                           ("graph", "bv-graph"), ("agenda", "bv-agenda-table"),
                           ("details", "bv-batch-details")):
             html[name].add_class(cls)
         for w, cls in ((play, "bv-play"), (slider, "bv-slider"), (back, "bv-step-back"),
-                       (forward, "bv-step-forward"), (speed, "bv-speed")):
+                       (forward, "bv-step-forward"), (speed, "bv-speed"), (zoom, "bv-zoom")):
             w.add_class(cls)
 
-        controls = widgets.HBox([back, play, forward, slider, speed],  # wraps in narrow panes
+        controls = widgets.HBox([back, play, forward, slider, speed, zoom],  # wraps when narrow
                                 layout=widgets.Layout(align_items="center", width="100%",
                                                       flex_flow="row wrap"))
         controls.add_class("bv-controls")
@@ -112,7 +118,8 @@ class Stepper(widgets.VBox):
         self.frames = frames
         self.n_steps = n
         self.play, self.slider, self.speed = play, slider, speed
-        self.back_button, self.forward_button = back, forward
+        self.back_button, self.forward_button, self.zoom = back, forward, zoom
+        self._prefetch = bool(prefetch)
         self.header_view, self.counts_view = html["header"], html["counts"]
         self.graph_view, self.agenda_view, self.details_view = (
             html["graph"], html["agenda"], html["details"])
@@ -120,6 +127,7 @@ class Stepper(widgets.VBox):
         self.play_link = widgets.jslink((play, "value"), (slider, "value"))
         slider.observe(self._on_step, names="value")
         speed.observe(self._on_speed, names="value")
+        zoom.observe(self._on_zoom, names="value")
         back.on_click(lambda _b: self.back())
         forward.on_click(lambda _b: self.forward())
         self._show(step)
@@ -169,12 +177,21 @@ class Stepper(widgets.VBox):
         self.details_view.value = f.details
         self.back_button.disabled = step == 0
         self.forward_button.disabled = step == self.n_steps
+        if self._prefetch:
+            self.frames.pictures.prefetch(step)
 
     def _on_step(self, change) -> None:
         self._show(change["new"])
 
     def _on_speed(self, change) -> None:
         self.play.interval = change["new"]
+
+    def _on_zoom(self, change) -> None:
+        # a CSS class, so the browser rescales the picture without a redraw
+        if change["new"]:
+            self.graph_view.add_class("bv-actual-size")
+        else:
+            self.graph_view.remove_class("bv-actual-size")
 
     # --- outside Jupyter ----------------------------------------------------------------
     def to_html(self, title: str | None = None) -> str:

@@ -11,6 +11,8 @@ CSS = """
 .bv-stepper .widget-html-content, .bv-compare .widget-html-content { line-height: 1.35; }
 .bv-graph { overflow: auto; max-height: 80vh; background: #fff; }
 .bv-graph svg.bv-svg { max-width: 100%; height: auto; display: block; }
+.bv-graph.bv-actual-size svg.bv-svg { max-width: none; }
+.bv-agenda-table, .bv-batch-details, .bv-header-view { overflow-x: auto; max-width: 100%; }
 .bv-header { font-size: 14px; margin: 2px 0 4px 0; }
 .bv-count-line { font-size: 12px; color: #333; margin: 2px 0; }
 .bv-count-line b { color: #000; }
@@ -19,7 +21,10 @@ CSS = """
 .bv-agenda th, .bv-agenda td, .bv-args th, .bv-args td {
   border-bottom: 1px solid #e2e2e2; padding: 2px 6px; text-align: left; vertical-align: top; }
 .bv-agenda th, .bv-args th { background: #f4f4f4; font-weight: 600; }
-.bv-agenda td.bv-sig { white-space: nowrap; }
+.bv-agenda { width: 100%; }
+.bv-agenda td.bv-sig, .bv-header, .bv-details code { overflow-wrap: anywhere; }
+.bv-agenda td.bv-sig { min-width: 7em; }
+.bv-agenda td.bv-num, .bv-agenda td.bv-chosen-cell { white-space: nowrap; }
 .bv-agenda td.bv-num, .bv-args td.bv-num { text-align: right; font-variant-numeric: tabular-nums; }
 .bv-agenda tr.bv-chosen td { background: BATCH_FILL; font-weight: 600; }
 .bv-agenda tr.bv-waits td { background: AGENDA_FILL; }

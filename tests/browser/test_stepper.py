@@ -187,6 +187,14 @@ def test_saved_stepper_page_steps_and_plays_offline(static_page, tmp_path, trace
     _check_step(root, t, 19)
     assert _shown_batch(root) == ["n14", "n35", "n60"]  # the three output layers, together
     screenshot(page, "static-02-agenda-step19")
+    # "actual size" only swaps a CSS class: the picture keeps its content, grows, and scrolls
+    graph = root.locator(".bv-graph")
+    fitted = graph.locator("svg").bounding_box()["width"]
+    root.locator("input.bv-zoom").check()
+    expect(graph).to_have_class(re.compile(r"\bbv-actual-size\b"))
+    assert graph.locator("svg").bounding_box()["width"] > fitted
+    root.locator("input.bv-zoom").uncheck()
+    expect(graph).not_to_have_class(re.compile(r"\bbv-actual-size\b"))
 
     # play at the fastest speed until the end; the page stops by itself
     root.locator("select.bv-speed").select_option(label="8 steps/s")

@@ -42,26 +42,13 @@ class AgendaBatching(Strategy):
         return {s: (d, not view.is_cheap(s), s) for s, d in avg.items()}
 
     def schedule(self, view: PendingView) -> Schedule:
-        sig, args = view.signature, view.args
-        start, params = view.start, view.graph.param_of_node
+        sig, start = view.signature, view.start
         priority = self.priority(view)
+        unresolved, user_start, users = view.dependencies()
 
-        waiting: dict[int, int] = {}   # node -> number of arguments not computed yet
-        users: dict[int, list] = {}
         ready: dict[int, list] = {}    # signature -> agenda nodes of that signature
         for i in view.nodes:
-            unresolved = 0
-            for a in args[i]:
-                if a >= start and a not in params:
-                    unresolved += 1
-                    lst = users.get(a)
-                    if lst is None:
-                        users[a] = [i]
-                    else:
-                        lst.append(i)
-            if unresolved:
-                waiting[i] = unresolved
-            else:
+            if unresolved[i - start] == 0:
                 s = sig[i]
                 lst = ready.get(s)
                 if lst is None:
@@ -77,9 +64,10 @@ class AgendaBatching(Strategy):
             batch = ready.pop(s)
             batches.append(batch)
             for i in batch:
-                for u in users.get(i, ()):
-                    left = waiting[u] - 1
-                    waiting[u] = left
+                k = i - start
+                for u in users[user_start[k]:user_start[k + 1]]:
+                    left = unresolved[u - start] - 1
+                    unresolved[u - start] = left
                     if left == 0:
                         su = sig[u]
                         lst = ready.get(su)

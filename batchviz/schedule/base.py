@@ -19,6 +19,10 @@ fails loudly instead of computing wrong numbers.
 """
 from __future__ import annotations
 
+from itertools import chain
+
+import numpy as np
+
 from ..errors import ScheduleError
 
 Schedule = list  # list[list[int]]: batches of node ids, in execution order
@@ -71,6 +75,32 @@ class PendingView:
                             lst.append(i)
             self._users = users
         return self._users
+
+    def dependencies(self) -> tuple[list, list, list]:
+        """``(unresolved, user_start, users)``, computed with NumPy in one pass over the edges.
+
+        ``unresolved[i - start]`` is how many pending arguments node ``i`` waits for (an
+        argument used twice counts twice); the users of node ``a`` are
+        ``users[user_start[a - start]:user_start[a - start + 1]]``, in creation order. Plain
+        lists are returned because a scheduling loop reads them one item at a time, which is
+        faster on lists than on arrays."""
+        start, end = self.start, self.end
+        n = end - start
+        args = self.args[start:end]
+        lens = np.fromiter(map(len, args), dtype=np.int64, count=n)
+        flat = np.fromiter(chain.from_iterable(args), dtype=np.int64, count=int(lens.sum()))
+        user = np.repeat(np.arange(start, end, dtype=np.int64), lens)
+        keep = flat >= start
+        if self._params:
+            is_param = np.zeros(end, dtype=bool)
+            is_param[np.fromiter(self._params, dtype=np.int64)] = True
+            keep &= ~is_param[flat]
+        flat, user = flat[keep] - start, user[keep]
+        unresolved = np.bincount(user - start, minlength=n)
+        order = np.argsort(flat, kind="stable")  # grouped by argument, users in creation order
+        user_start = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(flat, minlength=n), out=user_start[1:])
+        return unresolved.tolist(), user_start.tolist(), user[order].tolist()
 
     def is_cheap(self, sig: int) -> bool:
         """The paper's tie-break class: element-wise ops are cheap, matmuls are heavy."""

@@ -143,3 +143,46 @@ def test_signatures_are_interned_without_collisions():
         for i in range(len(g)):
             ops_per_sig.setdefault(g.sigs[i], set()).add(g.ops[i].name)
         assert all(len(names) == 1 for names in ops_per_sig.values())
+
+
+def test_ops_dynet_leaves_unbatched_are_batched_here():
+    """pick, log_softmax, dot_product and sum_elems of many instances run as one batch each."""
+    rng = np.random.default_rng(0)
+    with bv.Graph(strategy="agenda") as g:
+        xs = [bv.input(rng.normal(size=5)) for _ in range(6)]
+        terms = [bv.pick(x, k % 5) + bv.pick(bv.log_softmax(x), 1) + bv.dot_product(x, x)
+                 + bv.sum_elems(x) for k, x in enumerate(xs)]
+        bv.esum(terms).value()
+        batches = {}
+        for r in g.memory.records:
+            batches.setdefault(g.ops[r.nodes[0]].name, []).append(len(r.nodes))
+    expected = {"pick": [12], "log_softmax": [6], "dot_product": [6], "sum_elems": [6]}
+    for name, sizes in expected.items():
+        assert batches[name] == sizes, name
+
+
+def test_unbatchable_ops_get_a_signature_of_their_own():
+    """App. A's last class: an op marked unbatchable never shares a batch."""
+    from batchviz.ops.base import Op
+    from batchviz.ops._build import build
+
+    class Print(Op):  # an op whose per-node side effect must happen once per node
+        name = "test_print_identity"
+        batchable = False
+
+        def infer_shape(self, shapes, attrs):
+            return shapes[0]
+
+        def forward(self, xp, ins, attrs, n):
+            assert n == 1
+            return ins[0]
+
+        def backward(self, xp, ins, out, g, attrs, n, needs):
+            return [g]
+
+    op = Print()
+    with bv.Graph(strategy="agenda") as g:
+        ys = [build(op, (bv.input(np.ones(2) * k),)) for k in range(4)]
+        assert len({g.sigs[y.node] for y in ys}) == 4
+        np.testing.assert_allclose(bv.esum(ys).value(), [6.0, 6.0])
+        assert sum(1 for r in g.memory.records if r.op is op) == 4

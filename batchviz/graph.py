@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from .errors import GraphFinishedError, GraphMismatchError
+from .errors import GraphFinishedError
 from .ops.base import FIXED_SIGNATURES, Op
 from .signature import SignatureTable
 

@@ -2,7 +2,6 @@
 
 Each builder writes the naive per-instance code a user would write; the strategies must
 all compute the same thing from it."""
-import numpy as np
 
 import batchviz as bv
 

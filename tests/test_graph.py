@@ -40,7 +40,7 @@ def test_lazy_until_value():
 
 
 def test_incremental_forward_runs_only_the_delta():
-    with bv.Graph() as g:
+    with bv.Graph():
         a = bv.tanh(bv.input(np.ones(3)))
         a.value()
         assert bv.last_run_stats().forward.nodes == 2

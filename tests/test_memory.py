@@ -31,7 +31,7 @@ def test_shuffled_arguments_are_copied_once_per_position():
     with bv.Graph(strategy="depth"):
         a, b, c = build_chain([3, 0, 4, 1, 2])
         total = bv.sum_elems(bv.esum(c))
-        value = total.value()
+        total.value()
         stats = bv.last_run_stats().forward
     assert stats.copies == 1                      # b_3, b_0, b_4, b_1, b_2: one gather
     assert stats.copies_avoided == 1 + 5 + 1      # a in order, esum and sum_elems as before

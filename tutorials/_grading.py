@@ -145,7 +145,6 @@ def assert_same_schedule(view: PendingView, expected, actual, what: str) -> None
     """The very same batches in the very same order (nodes inside a batch in any order).
     On the first difference, show the agenda at that step with each signature's priority."""
     __tracebackhide__ = True
-    graph = view.graph
     expected = as_batches(expected, "the runtime")
     actual = as_batches(actual, "your strategy")
     avg = average_depths(view)

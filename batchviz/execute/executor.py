@@ -17,7 +17,7 @@ import time
 from ..backend import scatter_add, state
 from ..ops.leaves import SparseRows
 from ..schedule import PendingView, validate_schedule
-from .memory import COPY, SHARED, STACK, VIEW, Memory, size_of
+from .memory import COPY, SHARED, VIEW, Memory, size_of
 from .stats import PassStats, RunStats, set_last
 
 

@@ -25,7 +25,7 @@ from .. import backend
 from .base import Op, register, shared_node
 from ._build import build
 from .leaves import SparseRows
-from .linalg import _factor_key, _mm_backward, _mm_forward, _mm_shape
+from .linalg import AffineArguments, _mm_backward, _mm_forward, _mm_shape
 from .losses import _log_softmax
 
 
@@ -53,7 +53,7 @@ class LookupBatch(Op):
         return [SparseRows(rows, gout.transpose(0, 2, 1).reshape(-1, dim))]
 
 
-class AffineBatch(Op):
+class AffineBatch(AffineArguments):
     """``b + W1 @ X1 + W2 @ X2 + ...`` with the vector ``b`` added to every column."""
 
     name = "affine_batch"
@@ -80,22 +80,6 @@ class AffineBatch(Op):
             out = term
         return out
 
-    def signature(self, graph, args, attrs, shape):
-        key, shared = ["affine_batch"], []
-        for pos, node in enumerate(args):
-            if pos == 0 or pos % 2 == 1:  # the bias and the W positions may be shared
-                part, is_shared = _factor_key(graph, node)
-                key.append(part)
-                if is_shared:
-                    shared.append(pos)
-            else:
-                key.append(graph.shapes[node])
-        return tuple(key), tuple(shared)
-
-    def memo_key(self, graph, args, attrs):
-        params, shapes = graph.param_of_node, graph.shapes
-        return (self,) + tuple(a if (i == 0 or i % 2 == 1) and a in params else shapes[a]
-                               for i, a in enumerate(args))
 
     def forward(self, xp, ins, attrs, n):
         out = None

@@ -92,7 +92,35 @@ class MatMul(Op):
         return list(_mm_backward(xp, A, x, g, A.ndim == 2, needs[0], needs[1]))
 
 
-class AffineTransform(Op):
+class AffineArguments(Op):
+    """Ops over ``[b, W1, x1, W2, x2, ...]`` (affine transforms, LSTM gates, manual-batching
+    affines). Appendix A's heuristic: the bias and the ``W`` positions are shared arguments
+    when they are parameters (their node ids go into the signature), the ``x`` positions
+    never are (only their shapes do)."""
+
+    def signature_prefix(self, attrs) -> tuple:
+        """What besides the op's name and the arguments the signature holds (default nothing)."""
+        return ()
+
+    def signature(self, graph, args, attrs, shape):
+        key, shared = [self.name, *self.signature_prefix(attrs)], []
+        for pos, node in enumerate(args):
+            if pos == 0 or pos % 2 == 1:  # the bias and the W positions may be shared
+                part, is_shared = _factor_key(graph, node)
+                key.append(part)
+                if is_shared:
+                    shared.append(pos)
+            else:
+                key.append(graph.shapes[node])
+        return tuple(key), tuple(shared)
+
+    def memo_key(self, graph, args, attrs):
+        params, shapes = graph.param_of_node, graph.shapes
+        return (self, *self.signature_prefix(attrs)) + tuple(
+            a if (i == 0 or i % 2 == 1) and a in params else shapes[a] for i, a in enumerate(args))
+
+
+class AffineTransform(AffineArguments):
     """``b + W1 @ x1 + W2 @ x2 + ...`` as one node (DyNet's ``affine_transform``)."""
 
     name = "affine"
@@ -111,23 +139,6 @@ class AffineTransform(Op):
                                  f"{term} but the bias has shape {out}")
         return out
 
-    def signature(self, graph, args, attrs, shape):
-        key = ["affine"]
-        shared = []
-        for pos, node in enumerate(args):
-            if pos == 0 or pos % 2 == 1:  # the bias and the W positions may be shared
-                part, is_shared = _factor_key(graph, node)
-                key.append(part)
-                if is_shared:
-                    shared.append(pos)
-            else:
-                key.append(graph.shapes[node])
-        return tuple(key), tuple(shared)
-
-    def memo_key(self, graph, args, attrs):
-        params, shapes = graph.param_of_node, graph.shapes
-        return (self,) + tuple(a if (i == 0 or i % 2 == 1) and a in params else shapes[a]
-                               for i, a in enumerate(args))
 
     def forward(self, xp, ins, attrs, n):
         b = ins[0]

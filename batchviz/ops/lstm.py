@@ -29,7 +29,7 @@ from ..expression import Expression
 from ..model import ParameterBase
 from .base import Op, register
 from ._build import build
-from .linalg import _factor_key, _mm_backward, _mm_forward, _mm_shape
+from .linalg import AffineArguments, _mm_backward, _mm_forward, _mm_shape
 
 
 def _columns(op, shapes, what):
@@ -79,7 +79,7 @@ def _scale_by_derivative(d, g, out, hidden, xp):
     dt *= g[:, -hidden:]
 
 
-class LSTMGates(Op):
+class LSTMGates(AffineArguments):
     """``[b, W1, x1, ...] -> sigmoid/tanh(b + sum_j W_j x_j)`` in blocks of ``hidden`` rows."""
 
     name = "lstm_gates"
@@ -105,23 +105,8 @@ class LSTMGates(Op):
                                  f"{term[0]} rows but the bias has {b[0]}")
         return b + tail
 
-    def signature(self, graph, args, attrs, shape):
-        key = ["lstm_gates", attrs]
-        shared = []
-        for pos, node in enumerate(args):
-            if pos == 0 or pos % 2 == 1:  # the bias and the W positions may be shared
-                part, is_shared = _factor_key(graph, node)
-                key.append(part)
-                if is_shared:
-                    shared.append(pos)
-            else:
-                key.append(graph.shapes[node])
-        return tuple(key), tuple(shared)
-
-    def memo_key(self, graph, args, attrs):
-        params, shapes = graph.param_of_node, graph.shapes
-        return (self, attrs) + tuple(a if (i == 0 or i % 2 == 1) and a in params else shapes[a]
-                                     for i, a in enumerate(args))
+    def signature_prefix(self, attrs):
+        return (attrs,)
 
     def forward(self, xp, ins, attrs, n):
         hidden = attrs[0]

@@ -170,7 +170,7 @@ class Panels:
                          "<th>read as</th><th>shape</th><th>bytes copied</th><th>note</th></tr></thead>"
                          f"<tbody>{''.join(rows)}</tbody></table>")
         copies = s.copies
-        lines.append(f"<p>kernel launches: 1 compute"
+        lines.append("<p>kernel launches: 1 compute"
                      + (f" + {copies} cop{'y' if copies == 1 else 'ies'} = {s.kernels}" if copies else "")
                      + f" \u00b7 why this signature: {escape(s.reason)}</p>")
         return '<div class="bv-details">' + "".join(lines) + "</div>"

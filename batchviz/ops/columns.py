@@ -25,7 +25,7 @@ from .. import backend
 from .base import Op, register, shared_node
 from ._build import build
 from .leaves import SparseRows
-from .linalg import AffineArguments, _mm_backward, _mm_forward, _mm_shape
+from .linalg import AffineArguments, _mm_shape
 from .losses import _log_softmax
 
 
@@ -80,16 +80,8 @@ class AffineBatch(AffineArguments):
             out = term
         return out
 
-
     def forward(self, xp, ins, attrs, n):
-        out = None
-        for i in range(1, len(ins), 2):
-            W = ins[i]
-            term = _mm_forward(xp, W, ins[i + 1], W.ndim == 2)
-            if out is None:
-                out = term
-            else:
-                out += term
+        out = self.products(xp, ins)
         out += ins[0][..., None]
         return out
 
@@ -97,11 +89,7 @@ class AffineBatch(AffineArguments):
         grads = [None] * len(ins)
         if needs[0]:
             grads[0] = g.sum(axis=(0, 2)) if ins[0].ndim == 1 else g.sum(axis=2)
-        for i in range(1, len(ins), 2):
-            W = ins[i]
-            grads[i], grads[i + 1] = _mm_backward(xp, W, ins[i + 1], g, W.ndim == 2,
-                                                  needs[i], needs[i + 1])
-        return grads
+        return self.products_backward(xp, ins, g, needs, grads)
 
 
 class PickNegLogSoftmaxBatch(Op):

@@ -114,6 +114,27 @@ class AffineArguments(Op):
                 key.append(graph.shapes[node])
         return tuple(key), tuple(shared)
 
+    def products(self, xp, ins):
+        """``W1 x1 + W2 x2 + ...`` for the batch (positions 1, 2, 3, 4, ... of ``ins``)."""
+        total = None
+        for i in range(1, len(ins), 2):
+            A = ins[i]
+            term = _mm_forward(xp, A, ins[i + 1], A.ndim == 2)
+            if total is None:
+                total = term
+            else:
+                total += term
+        return total
+
+    def products_backward(self, xp, ins, g, needs, grads) -> list:
+        """Fill ``grads`` for every ``W_j`` and ``x_j`` position, given the gradient ``g`` of
+        ``W1 x1 + W2 x2 + ...``; the bias position is the op's own business."""
+        for i in range(1, len(ins), 2):
+            A = ins[i]
+            grads[i], grads[i + 1] = _mm_backward(xp, A, ins[i + 1], g, A.ndim == 2,
+                                                  needs[i], needs[i + 1])
+        return grads
+
     def memo_key(self, graph, args, attrs):
         params, shapes = graph.param_of_node, graph.shapes
         return (self, *self.signature_prefix(attrs)) + tuple(
@@ -139,25 +160,14 @@ class AffineTransform(AffineArguments):
                                  f"{term} but the bias has shape {out}")
         return out
 
-
     def forward(self, xp, ins, attrs, n):
-        b = ins[0]
-        total = None
-        for i in range(1, len(ins), 2):
-            A = ins[i]
-            term = _mm_forward(xp, A, ins[i + 1], A.ndim == 2)
-            total = term if total is None else total + term
-        return total + b
+        return self.products(xp, ins) + ins[0]
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         grads = [None] * len(ins)
         if needs[0]:
             grads[0] = g.sum(axis=0) if ins[0].ndim == g.ndim - 1 else g
-        for i in range(1, len(ins), 2):
-            A = ins[i]
-            grads[i], grads[i + 1] = _mm_backward(xp, A, ins[i + 1], g, A.ndim == 2,
-                                                  needs[i], needs[i + 1])
-        return grads
+        return self.products_backward(xp, ins, g, needs, grads)
 
 
 _MATMUL = register(MatMul())

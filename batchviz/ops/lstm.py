@@ -29,7 +29,7 @@ from ..expression import Expression
 from ..model import ParameterBase
 from .base import Op, register
 from ._build import build
-from .linalg import AffineArguments, _mm_backward, _mm_forward, _mm_shape
+from .linalg import AffineArguments, _mm_shape
 
 
 def _columns(op, shapes, what):
@@ -110,14 +110,7 @@ class LSTMGates(AffineArguments):
 
     def forward(self, xp, ins, attrs, n):
         hidden = attrs[0]
-        total = None
-        for i in range(1, len(ins), 2):
-            A = ins[i]
-            term = _mm_forward(xp, A, ins[i + 1], A.ndim == 2)
-            if total is None:
-                total = term
-            else:
-                total += term
+        total = self.products(xp, ins)
         total += _bias_view(ins[0], total)
         _sigmoid_(total[:, :-hidden], xp)
         xp.tanh(total[:, -hidden:], out=total[:, -hidden:])
@@ -134,11 +127,7 @@ class LSTMGates(AffineArguments):
                 grads[0] = d.sum(axis=(0, 2)) if d.ndim == 3 else d.sum(axis=0)
             else:
                 grads[0] = d.sum(axis=2) if d.ndim == 3 else d
-        for i in range(1, len(ins), 2):
-            A = ins[i]
-            grads[i], grads[i + 1] = _mm_backward(xp, A, ins[i + 1], d, A.ndim == 2,
-                                                  needs[i], needs[i + 1])
-        return grads
+        return self.products_backward(xp, ins, d, needs, grads)
 
     def describe_signature(self, key, graph=None):
         return super().describe_signature(key, graph).replace("lstm_gates-", "lstm_gates-h", 1)

@@ -102,7 +102,7 @@ class Graph:
         if len(args) == 1:
             depth = depths[args[0]] + 1
         elif args:
-            depth = 1 + max([depths[a] for a in args])
+            depth = 1 + max(map(depths.__getitem__, args))
         else:
             depth = 0
         return self.push(op, args, attrs, shape, sig, depth)
@@ -135,6 +135,8 @@ class Graph:
         """End the graph: its expressions can no longer be used, and its memory is freed."""
         self.finished = True
         self.finished_because = because
+        if self.memory is not None:
+            self.memory.release()
         self.memory = None
 
     def __enter__(self) -> "Graph":

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import backend
 from .backend import state
+from . import expression as _expression
 from .expression import Operators
 
 
@@ -116,9 +117,7 @@ class LookupParameters(ParameterBase):
     __slots__ = ()
 
     def __getitem__(self, index):
-        from . import expression
-
-        return expression.api.lookup(self, index)
+        return _expression.api.lookup(self, index)
 
     def __len__(self) -> int:
         return self.shape[0]

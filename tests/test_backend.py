@@ -93,3 +93,17 @@ def test_backend_names():
     assert bv.get_backend() == "numpy"
     bv.set_dtype(np.float64)
     assert bv.get_dtype() == np.float64
+
+
+def test_scatter_add_of_repeated_rows_matches_add_at():
+    """The sorted row scatter (lookup-table gradients) equals NumPy's element-wise add.at."""
+    from batchviz.backend import scatter_add
+
+    rng = np.random.default_rng(0)
+    rows = rng.integers(0, 7, size=40)
+    values = rng.normal(size=(40, 5))
+    target = rng.normal(size=(7, 5))
+    want = target.copy()
+    np.add.at(want, rows, values)
+    scatter_add(target, rows, values)
+    np.testing.assert_allclose(target, want, rtol=1e-12)

@@ -16,8 +16,9 @@ import time
 
 from ..backend import scatter_add, state
 from ..ops.leaves import SparseRows
+from ..ops.linalg import WeightGradient
 from ..schedule import PendingView, validate_schedule
-from .memory import COPY, SHARED, VIEW, Memory, size_of
+from .memory import COPY, POOL, SHARED, VIEW, Memory, rows_view, size_of
 from .stats import PassStats, RunStats, set_last
 
 
@@ -140,11 +141,16 @@ def run_backward(graph, loss: int) -> None:
     mem = graph.memory
     stats = PassStats(nodes=len(graph.ops))
     h2d, d2h = state.host_to_device, state.device_to_host
-    grads = [xp.zeros_like(arena) for _, arena in mem.arenas]
-    records = mem.records
-    reached = bytearray(len(records))
     if mem.address[loss] < 0:
         return  # the "loss" is a parameter: nothing to propagate
+    grads = [POOL.take(arena.size) for _, arena in mem.arenas]
+    for grad in grads:
+        grad.fill(0.0)
+    records = mem.records
+    reached = bytearray(len(records))
+    # parameter node -> its WeightGradients, summed at the end in one GEMM per parameter
+    weight_grads: dict[int, list] = {}
+    defer_weight_grads = getattr(graph.strategy, "batches_weight_gradients", True)
     k = mem.arena_of(mem.address[loss])
     grads[k][mem.address[loss] - mem.arenas[k][0]] = 1.0
     reached[mem.batch_of[loss]] = 1
@@ -160,7 +166,14 @@ def run_backward(graph, loss: int) -> None:
         for source, need, grad in zip(rec.sources, rec.needs, arg_grads):
             if not need or grad is None:
                 continue
+            if type(grad) is WeightGradient and defer_weight_grads:
+                weight_grads.setdefault(source[1], []).append(grad)
+                continue
             _accumulate(graph, mem, grads, reached, source, grad, stats)
+    for node, terms in weight_grads.items():
+        _add_weight_gradient(xp, graph.param_of_node[node].grad_array(), terms)
+    for grad in grads:
+        POOL.give(grad)
     stats.host_to_device = state.host_to_device - h2d
     stats.device_to_host = state.device_to_host - d2h
     stats.seconds = time.perf_counter() - t0
@@ -170,11 +183,23 @@ def run_backward(graph, loss: int) -> None:
     set_last(graph.last_stats)
 
 
+def _add_weight_gradient(xp, target, terms) -> None:
+    """``target += sum_k g_k^T x_k`` as one GEMM over the stacked rows of every term."""
+    if len(terms) == 1:
+        target += terms[0].value(xp)
+        return
+    g = xp.concatenate([t.g for t in terms])
+    x = xp.concatenate([t.x for t in terms])
+    target += g.T @ x
+
+
 def _accumulate(graph, mem, grads, reached, source, grad, stats) -> None:
     """Add one argument position's gradient to where the arguments live."""
     kind = source[0]
     if kind == SHARED:
         target = graph.param_of_node[source[1]].grad_array()
+        if type(grad) is WeightGradient:
+            grad = grad.value(state.xp)
         if isinstance(grad, SparseRows):
             scatter_add(target, grad.rows, grad.values)
         else:
@@ -189,11 +214,14 @@ def _accumulate(graph, mem, grads, reached, source, grad, stats) -> None:
         grads[k][start:start + length] += flat
         return
     if kind == COPY:
-        _, k, index, unique, _ = source
+        _, k, index, width, unique, _ = source
+        target = grads[k]
+        if width > 1:  # whole rows (see memory.rows_view)
+            target, flat = rows_view(target, width), flat.reshape(-1, width)
         if unique:
-            grads[k][index] += flat
+            target[index] += flat
         else:
-            scatter_add(grads[k], index, flat)
+            scatter_add(target, index, flat)
         stats.copies += 1
         return
     # STACK: node by node (parameters, or arguments from several runs)

@@ -6,6 +6,8 @@ import numbers
 import numpy as np
 
 from .. import backend
+from .. import graph as _graph  # modules, not names: they import the ops package
+from .. import model as _model
 from ..backend import state
 from .base import Op, register, shared_node
 from ._build import build
@@ -87,6 +89,9 @@ class Lookup(Op):
     def signature(self, graph, args, attrs, shape):
         return ("lookup", shared_node(args[0])), (0,)
 
+    def memo_key(self, graph, args, attrs):
+        return (self, args[0])  # the table's node fixes both the shape and the signature
+
     def forward(self, xp, ins, attrs, n):
         rows = backend.to_device_index(np.asarray(attrs, dtype=np.int64))
         return ins[0][rows]
@@ -105,48 +110,52 @@ LOOKUP = register(Lookup())
 def input(data, name=None):  # noqa: A001  (DyNet's and the paper's name)
     """A constant expression holding ``data`` (a number or an array), copied now, so that
     changing the array later does not silently change the graph."""
-    from ..graph import current_graph
-
     values = np.array(data, dtype=state.dtype, copy=True)
     if values.dtype.kind not in "fiu":
         raise TypeError(f"bv.input needs numbers, got an array of {values.dtype}")
     if not np.all(np.isfinite(values)):
         where = tuple(int(i) for i in np.argwhere(~np.isfinite(values))[0]) if values.ndim else ()
         raise ValueError(f"bv.input: data contains NaN or infinity (first at index {where})")
-    g = current_graph()
+    g = _graph.current_graph()
     g.check_alive()
     return g.add(INPUT, (), values)
 
 
 def zeros(shape):
     """A zero expression of ``shape`` (an int or a tuple), e.g. an RNN's initial state."""
-    from ..graph import current_graph
-
     if isinstance(shape, numbers.Integral):
         shape = (int(shape),)
     shape = tuple(int(d) for d in shape)
     if any(d <= 0 for d in shape):
         raise ValueError(f"bv.zeros: dimensions must be positive, got {shape}")
-    g = current_graph()
+    g = _graph.current_graph()
     g.check_alive()
     return g.add(ZEROS, (), shape)
 
 
 def lookup(table, index):
-    """Row ``index`` of lookup parameters ``table`` (also written ``table[index]``)."""
-    from ..model import LookupParameters
+    """Row ``index`` of lookup parameters ``table`` (also written ``table[index]``).
 
-    if not isinstance(table, LookupParameters):
+    Every word of every sentence is a lookup, so the common case (an ``int`` index into a
+    table already used in the current graph) is a few checks, a dict lookup and a push."""
+    if type(index) is not int:
+        if not isinstance(index, numbers.Integral):
+            raise TypeError(f"lookup index into {getattr(table, 'name', table)} must be an "
+                            f"int, got {type(index).__name__}")
+        index = int(index)
+    if not isinstance(table, _model.LookupParameters):
         raise TypeError(f"bv.lookup needs lookup parameters, got {type(table).__name__}")
-    if not isinstance(index, numbers.Integral):
-        raise TypeError(f"lookup index into {table.name} must be an int, got {type(index).__name__}")
-    index = int(index)
     if not 0 <= index < table.shape[0]:
         raise IndexError(
             f"lookup index {index} is out of range for {table.name}, which has "
             f"{table.shape[0]} rows (valid: 0..{table.shape[0] - 1})"
         )
-    return build(LOOKUP, (table,), index)
+    graph = _graph.current_graph()
+    graph.check_alive()
+    node = graph.param_node.get(id(table))
+    if node is None:
+        node = graph.parameter_node(table)
+    return graph.add(LOOKUP, (node,), index)
 
 
 __all__ = ["input", "zeros", "lookup"]

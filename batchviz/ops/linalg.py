@@ -23,17 +23,37 @@ def _mm_forward(xp, A, x, shared):
     return xp.matmul(A, x)
 
 
+class WeightGradient:
+    """``g^T x``: one batch's gradient for a shared matrix ``W`` of ``W @ x``, not computed yet.
+
+    ``g`` is ``(r, rows)`` and ``x`` is ``(r, cols)``, one row per instance (per column, for
+    matrix inputs). The backward pass meets the same ``W`` once per batch - an LSTM's ``Wh``
+    at every time step - and adding each batch's small product to ``W``'s gradient would
+    stream the whole gradient through memory once per batch. The executor keeps these
+    instead and adds ``G^T X`` over all batches of ``W`` at the end, as one large GEMM."""
+
+    __slots__ = ("g", "x")
+
+    def __init__(self, g, x):
+        self.g = g
+        self.x = x
+
+    def value(self, xp):
+        return self.g.T @ self.x
+
+
 def _mm_backward(xp, A, x, g, shared, need_A, need_x):
     gA = gx = None
     if shared:
         if x.ndim == 2:
             if need_A:
-                gA = g.T @ x
+                gA = WeightGradient(g, x)
             if need_x:
                 gx = g @ A
         else:
-            if need_A:
-                gA = xp.tensordot(g, x, axes=([0, 2], [0, 2]))
+            if need_A:  # columns are instances: (n, rows, c) -> (n * c, rows)
+                gA = WeightGradient(g.transpose(0, 2, 1).reshape(-1, g.shape[1]),
+                                    x.transpose(0, 2, 1).reshape(-1, x.shape[1]))
             if need_x:
                 gx = xp.matmul(A.T, g)
     else:
@@ -136,9 +156,11 @@ class AffineArguments(Op):
         return grads
 
     def memo_key(self, graph, args, attrs):
-        params, shapes = graph.param_of_node, graph.shapes
-        return (self, *self.signature_prefix(attrs)) + tuple(
-            a if (i == 0 or i % 2 == 1) and a in params else shapes[a] for i, a in enumerate(args))
+        """The bias's and the ``W``s' node ids (a parameter's id is what the signature
+        names; any other node's id fixes its shape) and the ``x``s' shapes. Built from
+        slices, without a Python loop: this runs for every LSTM step and output layer."""
+        return (self, self.signature_prefix(attrs), args[0], args[1::2],
+                tuple(map(graph.shapes.__getitem__, args[2::2])))
 
 
 class AffineTransform(AffineArguments):

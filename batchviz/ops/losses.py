@@ -58,10 +58,10 @@ class PickNegLogSoftmax(Op):
 
     def infer_shape(self, shapes, attrs):
         _vector_only(self, shapes)
-        if not 0 <= attrs < shapes[0][0]:
-            raise IndexError(f"pickneglogsoftmax: class {attrs} is out of range for "
-                             f"{shapes[0][0]} scores")
         return ()
+
+    def memo_key(self, graph, args, attrs):
+        return (self, graph.shapes[args[0]])  # the class index is checked by the constructor
 
     def forward(self, xp, ins, attrs, n):
         rows = backend.to_device_index(np.asarray(attrs, dtype=np.int64))
@@ -91,9 +91,14 @@ def log_softmax(x):
 
 def pickneglogsoftmax(x, index):
     """``-log(softmax(x)[index])``: the cross-entropy loss of a score vector."""
-    if not isinstance(index, numbers.Integral):
-        raise TypeError(f"pickneglogsoftmax: index must be an int, got {type(index).__name__}")
-    return build(_PNLS, (x,), int(index))
+    if type(index) is not int:
+        if not isinstance(index, numbers.Integral):
+            raise TypeError(f"pickneglogsoftmax: index must be an int, got {type(index).__name__}")
+        index = int(index)
+    shape = getattr(x, "shape", None)  # (non-vectors and non-expressions: build says why)
+    if shape is not None and len(shape) == 1 and not 0 <= index < shape[0]:
+        raise IndexError(f"pickneglogsoftmax: class {index} is out of range for {shape[0]} scores")
+    return build(_PNLS, (x,), index)
 
 
 __all__ = ["softmax", "log_softmax", "pickneglogsoftmax"]

@@ -95,6 +95,79 @@ def test_lstm_unit_fast_path_builds_the_same_nodes(float64):
         np.testing.assert_array_equal(h2.value(), h3.value())
 
 
+def _graph_of(build):
+    """Everything the graph holds about its nodes, after ``build()`` inside a new graph."""
+    with bv.Graph() as g:
+        build()
+        return [list(g.ops), list(g.args), list(g.attrs), list(g.shapes), list(g.sigs),
+                list(g.depths)]
+
+
+def test_unit_builders_build_exactly_the_per_step_nodes(monkeypatch):
+    """LSTMState.transduce (through lstm_sequence) and TreeLSTMCell.encode (through
+    UnitBuilder) skip the per-unit bookkeeping; the graph must be node for node the one the
+    per-step add_input / leaf / node calls build (ops, arguments, shapes, signatures, depths)."""
+    from batchviz.data import synthetic_trees
+    from batchviz.nn.lstm import LSTMState
+
+    model = bv.Model(seed=0)
+    bilstm = BiLSTMBuilder(2, 5, 4, model)
+    cell = TreeLSTMCell(model, 5, 4)
+    E = model.add_lookup_parameters((30, 5))
+    trees = synthetic_trees(3, min_leaves=2, max_leaves=7, vocab_size=30, seed=1)
+    rows = {}
+
+    def build():
+        for n in (1, 2, 6):
+            bilstm.transduce([E[i] for i in range(n)])
+        for tree in trees:
+            cell.encode(tree, lambda word: E[rows.setdefault(word, len(rows) % 30)])
+
+    fast = _graph_of(build)
+
+    def per_step_transduce(self, xs):
+        state, outputs = self, []
+        for x in xs:
+            state = state.add_input(x)
+            outputs.append(state.output())
+        return outputs
+
+    def per_node_encode(self, tree, leaf_input):
+        states, out = {}, []
+        for node in tree.nodes():
+            if node.is_leaf:
+                state = self.leaf(leaf_input(node.word))
+            else:
+                state = self.node(*(states[id(child)] for child in node.children))
+            states[id(node)] = state
+            out.append((node, state[0]))
+        return out
+
+    monkeypatch.setattr(LSTMState, "transduce", per_step_transduce)
+    monkeypatch.setattr(TreeLSTMCell, "encode", per_node_encode)
+    assert fast == _graph_of(build)
+
+
+def test_unit_builder_falls_back_to_the_checked_path():
+    """A step whose input has another shape, or weights that are expressions, go through
+    lstm_unit: the mistake is reported, the expression weights are used as given."""
+    model = bv.Model(seed=0)
+    b, Wx, Wh = (model.add_parameters((8,)), model.add_parameters((8, 3)),
+                 model.add_parameters((8, 2)))
+    with bv.Graph():
+        unit = bv.UnitBuilder(b, [Wx, Wh], 2)
+        h, c = unit([bv.input(np.ones(3)), bv.zeros(2)], [bv.zeros(2)])
+        with pytest.raises(bv.ShapeError, match="lstm_gates"):
+            unit([bv.input(np.ones(4)), h], [c])
+        scaled = unit.weights[0] * 2.0                     # an expression, not a parameter
+        twice = bv.UnitBuilder(b, [scaled, Wh], 2)
+        h1, _ = twice([bv.input(np.ones(3)), h], [c])
+        h2, _ = twice([bv.input(np.ones(3)), h1], [c])
+        assert twice.graph is None                         # nothing learnt: no shortcut
+        want = bv.lstm_unit(b, [scaled, Wh], [bv.input(np.ones(3)), h1], [c], 2)[0]
+        np.testing.assert_array_equal(h2.value(), want.value())
+
+
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_bilstm_matches_numpy(strategy, float64):
     rng = np.random.default_rng(2)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numbers
 
 from .. import ops
-from ..ops.lstm import lstm_unit
+from ..ops.lstm import lstm_sequence, lstm_unit
 
 
 def _dims(input_dim) -> tuple:
@@ -123,12 +123,27 @@ class LSTMState:
         return [c for _, c in self.layers] + [h for h, _ in self.layers]
 
     def transduce(self, xs) -> list:
-        """Read the inputs ``xs`` in order; return the top-layer output after each."""
-        state, outputs = self, []
-        for x in xs:
-            state = state.add_input(x)
-            outputs.append(state.output())
-        return outputs
+        """Read the inputs ``xs`` in order; return the top-layer output after each.
+
+        A one-layer LSTM builds the steps after the first with :func:`lstm_sequence`
+        (the same nodes, with the per-step bookkeeping done once per sequence)."""
+        xs = list(xs)
+        b = self.builder
+        if b.layers != 1 or len(xs) < 2:
+            state, outputs = self, []
+            for x in xs:
+                state = state.add_input(x)
+                outputs.append(state.output())
+            return outputs
+        first = self.add_input(xs[0])
+        h, c = first.layers[0]
+        steps = [list(x) if isinstance(x, (list, tuple)) else [x] for x in xs[1:]]
+        for pieces in steps:
+            if len(pieces) != len(b.input_dims):
+                raise ValueError(f"this LSTM takes {len(b.input_dims)} input piece(s) of sizes "
+                                 f"{b.input_dims}, got {len(pieces)}")
+        states = lstm_sequence(b.b[0], b._weights[0], steps, h, c, b.hidden_dim)
+        return [h] + [h for h, _ in states]
 
 
 class BiLSTMBuilder:

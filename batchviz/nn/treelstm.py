@@ -9,7 +9,7 @@ and ``h = o * tanh(c)``. A leaf reads its word vector ``x``: ``[i, o, u]`` from
 """
 from __future__ import annotations
 
-from ..ops.lstm import lstm_unit
+from ..ops.lstm import UnitBuilder, lstm_unit
 
 
 class TreeLSTMCell:
@@ -41,11 +41,15 @@ class TreeLSTMCell:
         leaf's input vector. Iterative, so deep trees cannot exhaust the recursion limit."""
         states = {}
         out = []
+        H = self.hidden_dim
+        leaf = UnitBuilder(self.b_leaf, [self.W], H)  # the same nodes as leaf() and node(),
+        inner = UnitBuilder(self.b, [self.U_L, self.U_R], H)  # bookkeeping done once per tree
         for node in tree.nodes():
             if node.is_leaf:
-                state = self.leaf(leaf_input(node.word))
+                state = leaf([leaf_input(node.word)], ())
             elif len(node.children) == 2:
-                state = self.node(states[id(node.children[0])], states[id(node.children[1])])
+                (h_l, c_l), (h_r, c_r) = states[id(node.children[0])], states[id(node.children[1])]
+                state = inner([h_l, h_r], (c_l, c_r))
             elif len(node.children) == 1:  # unary chains (PTB): pass the child through
                 state = states[id(node.children[0])]
             else:

@@ -312,6 +312,95 @@ def lstm_unit(b, weights, inputs, cells, hidden: int) -> tuple:
     return h, c
 
 
+class UnitBuilder:
+    """Builds many LSTM units of one kind - one bias, one list of weights - like
+    :func:`lstm_unit`, with the per-unit bookkeeping done once.
+
+    The first unit is built by :func:`lstm_unit` (every check, and the graph's memo). When
+    the bias and weights are model parameters, their node ids, the input and cell shapes and
+    the three signatures are then known for the whole graph, so a later unit whose inputs
+    and cells are expressions of that graph with the same shapes is three pushes. Anything
+    else goes through :func:`lstm_unit` again, which reports mistakes at the user's line.
+    The nodes are exactly those :func:`lstm_unit` builds. (Per-instance code: a sequence or
+    a tree of one instance; the runtime still does the batching across instances.)"""
+
+    def __init__(self, b, weights, hidden: int):
+        self.b, self.weights, self.hidden = b, list(weights), int(hidden)
+        self.graph = None  # the graph whose unit of this kind was learnt from
+
+    def __call__(self, inputs, cells) -> tuple:
+        """``(h, c)`` of one unit: ``inputs`` matched with the weights, previous ``cells``."""
+        graph = self.graph
+        if graph is not None and not graph.finished:
+            xs = _nodes_of(graph, inputs, self.input_shapes)
+            if xs is not None:
+                cs = _nodes_of(graph, cells, self.cell_shapes)
+                if cs is not None:
+                    return self._push(graph, xs, cs)
+        h, c = lstm_unit(self.b, self.weights, list(inputs), tuple(cells), self.hidden)
+        self._learn(h, c)
+        return h, c
+
+    def _learn(self, h, c) -> None:
+        graph = h.graph
+        gates = graph.args[h.node][1]
+        args = graph.args[gates]
+        if any(a not in graph.param_of_node for a in (args[0],) + args[1::2]):
+            self.graph = None  # a bias or weight that is an expression: no shortcut
+            return
+        shapes, sigs = graph.shapes, graph.sigs
+        self.graph = graph
+        self.template = list(args)  # [b, W1, x1, ...]: the x slots change per unit
+        self.input_shapes = [shapes[a] for a in args[2::2]]
+        self.cell_shapes = [shapes[a] for a in graph.args[c.node][:-1]]
+        self.kinds = (sigs[gates], shapes[gates], sigs[c.node], shapes[c.node], sigs[h.node])
+
+    def _push(self, graph, xs, cs) -> tuple:
+        gates_sig, gates_shape, c_sig, c_shape, h_sig = self.kinds
+        depths, push = graph.depths, graph.push
+        template = self.template
+        template[2::2] = xs
+        depth = 0
+        for a in xs:
+            if depths[a] > depth:
+                depth = depths[a]
+        depth += 1  # the gates'
+        g = push(_GATES, tuple(template), self.hidden, gates_shape, gates_sig, depth).node
+        for a in cs:
+            if depths[a] > depth:
+                depth = depths[a]
+        c = push(_CELL, tuple(cs) + (g,), None, c_shape, c_sig, depth + 1)
+        h = push(_OUTPUT, (c.node, g), None, c_shape, h_sig, depth + 2)
+        return h, c
+
+
+def _nodes_of(graph, expressions, shapes_wanted):
+    """The node ids of ``expressions`` when they are expressions of ``graph`` with the
+    shapes ``shapes_wanted``; None otherwise."""
+    if len(expressions) != len(shapes_wanted):
+        return None
+    nodes = []
+    shapes = graph.shapes
+    for e, shape in zip(expressions, shapes_wanted):
+        if type(e) is not Expression or e.graph is not graph or shapes[e.node] != shape:
+            return None
+        nodes.append(e.node)
+    return nodes
+
+
+def lstm_sequence(b, weights, steps, h, c, hidden: int) -> list:
+    """``[(h_1, c_1), ..., (h_T, c_T)]`` of a sequence LSTM started from ``(h, c)``:
+    ``lstm_unit(b, weights, steps[t] + [h_{t-1}], (c_{t-1},), hidden)`` for every step
+    (``steps[t]``: the list of input pieces at step ``t``; ``weights``: one matrix per
+    piece, then ``Wh``), built by one :class:`UnitBuilder`."""
+    unit = UnitBuilder(b, weights, hidden)
+    out = []
+    for pieces in steps:
+        h, c = unit(list(pieces) + [h], (c,))
+        out.append((h, c))
+    return out
+
+
 def _build_unit(b, weights, inputs, cells, hidden):
     terms = [b]
     for W, x in zip(weights, inputs):
@@ -383,5 +472,5 @@ def vanilla_lstm_h(c, gates):
     return lstm_h(c, gates)
 
 
-__all__ = ["lstm_gates", "lstm_c", "lstm_h", "lstm_unit", "vanilla_lstm_gates", "vanilla_lstm_c",
+__all__ = ["lstm_gates", "lstm_c", "lstm_h", "lstm_unit", "lstm_sequence", "UnitBuilder", "vanilla_lstm_gates", "vanilla_lstm_c",
            "vanilla_lstm_h"]

@@ -382,3 +382,33 @@ def test_lstm_signatures_batch_across_instances():
     assert per_op["lstm_gates"] == [6] * 5
     assert per_op["lstm_c"] == [6] * 5 and per_op["lstm_h"] == [6] * 5
     assert forward.batches == len(records)
+
+
+def _lstm_h_case(strategy, order):
+    """lstm_h reading its gates in ``order`` (a copy under batching) and from a parameter
+    (stacked node by node): loss and gradients."""
+    model = bv.Model(seed=3)
+    H = 3
+    P = [model.add_parameters((4 * H,), init="normal") for _ in order]
+    C = [model.add_parameters((H,), init="normal") for _ in order]
+    G = model.add_parameters((4 * H,), init="normal")
+    with bv.Graph(strategy=strategy):
+        gates = [bv.tanh(p) for p in P]                     # one batch, in creation order
+        hs = [bv.lstm_h(bv.tanh(C[k]), gates[j]) for k, j in enumerate(order)]
+        hs.append(bv.lstm_h(bv.tanh(C[0]), G))              # the gates are a parameter
+        loss = bv.sum_elems(bv.esum([bv.cmult(h, h) for h in hs]))
+        value = loss.value()
+        loss.backward()
+    return value, [p.grad.copy() for p in P + C + [G]]
+
+
+def test_lstm_h_block_gradient_reaches_gathered_and_stacked_gates(float64):
+    """lstm_h's gradient covers only the o block of its gates (a BlockGradient); where the
+    gates were gathered or stacked instead of read as a view, the executor makes it dense.
+    Either way the gradients equal node-by-node execution."""
+    want, want_grads = _lstm_h_case("none", [2, 0, 1])
+    for strategy in ("depth", "agenda"):
+        got, grads = _lstm_h_case(strategy, [2, 0, 1])
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        for g, w in zip(grads, want_grads):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 
 from ..backend import scatter_add, state
+from ..ops.base import BlockGradient
 from ..ops.leaves import SparseRows
 from ..ops.linalg import WeightGradient
 from ..schedule import PendingView, validate_schedule
@@ -102,7 +103,10 @@ def _forward_batch(graph, mem, batch, arena_index, base, arena, stats) -> None:
         nodes = [all_args[i][j] for i in batch]
         arg_shape = shapes[nodes[0]]
         sizes = out_sizes if elementwise else size_of(arg_shape)
-        block, source = mem.gather(graph, nodes, sizes, stats)
+        if n == 1:  # one node reads its argument where it lives
+            block, source = mem.gather_one(graph, nodes[0], sizes, stats)
+        else:
+            block, source = mem.gather(graph, nodes, sizes, stats)
         kind = source[0]
         if kind == VIEW:
             # consecutive addresses may run across the end of one batch's segment into the
@@ -205,10 +209,16 @@ def _accumulate(graph, mem, grads, reached, source, grad, stats) -> None:
         else:
             target += grad
         return
-    flat = grad.reshape(-1)
     for b in source[-1]:  # the batches that computed these arguments now have a gradient
         if b >= 0:
             reached[b] = 1
+    if type(grad) is BlockGradient:
+        if kind == VIEW:  # add into the block's rows where the argument lives
+            _, k, start, length, _ = source
+            grads[k][start:start + length].reshape(grad.shape)[:, grad.lo:grad.hi] += grad.values
+            return
+        grad = grad.dense(state.xp)
+    flat = grad.reshape(-1)
     if kind == VIEW:
         _, k, start, length, _ = source
         grads[k][start:start + length] += flat

@@ -171,6 +171,21 @@ class Memory:
         """The node's value, in its shape (a view; callers copy before handing it out)."""
         return self.flat_value(self.graph, node).reshape(self.graph.shapes[node])
 
+    def gather_one(self, graph, node: int, size, stats):
+        """:meth:`gather` of a single node (``size``: an int or a one-item list): a view
+        of it, or a copy when it is a parameter (what :func:`gather_kind` says of one node).
+        Batches of one node are common (every batch of the "none" strategy), so this path
+        skips the general checks."""
+        address = self.address[node]
+        if address < 0:
+            return self.gather(graph, [node], size, stats)
+        size = size if isinstance(size, int) else size[0]
+        k = self.arena_of(address)
+        base, arena = self.arenas[k]
+        start = address - base
+        stats.copies_avoided += 1
+        return arena[start:start + size], (VIEW, k, start, size)
+
     def gather(self, graph, nodes: list, sizes, stats):
         """The flat concatenation of ``nodes``' values, and how it was obtained.
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..expression import Expression
 from ..model import ParameterBase
-from .base import Op, register
+from .base import BlockGradient, Op, register
 from ._build import build
 from .linalg import AffineArguments, _mm_shape
 
@@ -228,11 +228,9 @@ class LSTMOutput(Op):
         t = xp.tanh(c)
         o = G[:, -2 * hidden:-hidden]
         dG = None
-        if needs[1]:
-            dG = xp.empty_like(G)
-            dG[:, :-2 * hidden] = 0.0   # only the o block reaches the output
-            dG[:, -hidden:] = 0.0
-            xp.multiply(g, t, out=dG[:, -2 * hidden:-hidden])
+        if needs[1]:  # only the o block of the gates reaches the output
+            rows = G.shape[1]
+            dG = BlockGradient(G.shape, rows - 2 * hidden, rows - hidden, g * t)
         dc = None
         if needs[0]:
             xp.multiply(t, t, out=t)      # t is ours: reuse it for 1 - t^2

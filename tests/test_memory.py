@@ -108,14 +108,14 @@ def test_finished_graphs_give_their_arenas_back():
     from batchviz.execute.memory import POOL
 
     with bv.Graph() as g1:
-        x = bv.input(np.arange(1000.0))
+        x = bv.input(np.arange(100_000.0))
         (x * 2.0).value()
         first = g1.memory.arenas[0][1]
         whole = first.base if first.base is not None else first
     assert any(a is whole for spare in POOL.spare.values() for a in spare)
     with bv.Graph() as g2:
-        y = bv.input(np.ones(1000))
+        y = bv.input(np.ones(100_000))
         value = (y * 3.0).value()
         again = g2.memory.arenas[0][1]
         assert np.shares_memory(again, whole)
-    np.testing.assert_array_equal(value, np.full(1000, 3.0))
+    np.testing.assert_array_equal(value, np.full(100_000, 3.0))

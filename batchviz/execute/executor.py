@@ -147,9 +147,12 @@ def run_backward(graph, loss: int) -> None:
     h2d, d2h = state.host_to_device, state.device_to_host
     if mem.address[loss] < 0:
         return  # the "loss" is a parameter: nothing to propagate
-    grads = [POOL.take(arena.size) for _, arena in mem.arenas]
-    for grad in grads:
-        grad.fill(0.0)
+    # one zeroed buffer laid out like the address space: each arena's gradient is a slice
+    # (a parser's graph has an arena per forward run: thousands of them)
+    first_base = mem.arenas[0][0]
+    all_grads = POOL.take(mem.next_address - first_base)
+    all_grads.fill(0.0)
+    grads = [all_grads[base - first_base:base - first_base + arena.size] for base, arena in mem.arenas]
     records = mem.records
     reached = bytearray(len(records))
     # parameter node -> its WeightGradients, summed at the end in one GEMM per parameter
@@ -176,8 +179,7 @@ def run_backward(graph, loss: int) -> None:
             _accumulate(graph, mem, grads, reached, source, grad, stats)
     for node, terms in weight_grads.items():
         _add_weight_gradient(xp, graph.param_of_node[node].grad_array(), terms)
-    for grad in grads:
-        POOL.give(grad)
+    POOL.give(all_grads)
     stats.host_to_device = state.host_to_device - h2d
     stats.device_to_host = state.device_to_host - d2h
     stats.seconds = time.perf_counter() - t0

@@ -44,12 +44,16 @@ class ArenaPool:
         self.keep = keep
         self.spare: dict[tuple, list] = {}
 
+    #: smaller arrays come from the allocator's own free lists: no pages to fault in
+    MIN_SIZE = 1 << 16
+
     def take(self, size: int):
-        """A flat array of ``size`` elements (contents undefined)."""
+        """A flat array of ``size`` elements (contents undefined): a kept array of at least
+        ``size`` and at most twice that, else a new one."""
         key = (state.xp.__name__, state.dtype)
-        spare = self.spare.get(key)
+        spare = self.spare.get(key) if size >= self.MIN_SIZE else None
         if spare:
-            fits = [k for k, a in enumerate(spare) if a.size >= size]
+            fits = [k for k, a in enumerate(spare) if size <= a.size <= 2 * size]
             if fits:
                 best = min(fits, key=lambda k: spare[k].size)
                 return spare.pop(best)[:size]
@@ -58,7 +62,7 @@ class ArenaPool:
     def give(self, array) -> None:
         """Return an array from :meth:`take` (its whole buffer) for later use."""
         whole = array.base if array.base is not None else array
-        if whole.ndim != 1:
+        if whole.ndim != 1 or whole.size < self.MIN_SIZE:
             return
         key = (type(whole).__module__.split(".")[0], whole.dtype)
         spare = self.spare.setdefault(key, [])

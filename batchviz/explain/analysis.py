@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from ..backend import state
-from ..schedule import resolve_strategy
+from ..schedule import FlatSchedule, PendingView, flat_schedule, resolve_strategy
 from ..trace.record import graph_of, schedule_snapshot
 from .arrays import graph_arrays
 from .bound import chain_bounds
@@ -40,41 +40,42 @@ def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
         raise ValueError("explain: give at least one strategy")
     if graph.strategy.name not in {s.name for s in chosen}:
         chosen.append(graph.strategy)
-    a = graph_arrays(graph)
+    view = PendingView(graph, start=0)  # one snapshot serves every strategy (they only read it)
+    a = graph_arrays(graph, view)
     bounds = chain_bounds(a)
     lower = sum(bounds.values())
     flops = total_flops(graph, a)
     model = cost_model()
     itemsize = int(state.dtype.itemsize)
 
-    results, schedules, per_sig, strips = {}, {}, {}, {}
+    results, per_sig, strips = {}, {}, {}
     top_sig = int(a.sig.max()) + 1 if a.n else 1
-    view = None  # one snapshot view serves every strategy (strategies only read it)
     for strategy in chosen:
-        view, batches = schedule_snapshot(graph, strategy, view)
-        counts = count_copies(a, batches)
-        kernels = len(batches) + counts.copies
+        schedule = _flat_snapshot(graph, strategy, view)
+        counts = count_copies(a, schedule)
+        kernels = len(schedule) + counts.copies
         results[strategy.name] = StrategyResult(
-            name=strategy.name, batches=len(batches), kernels=kernels, copies=counts.copies,
+            name=strategy.name, batches=len(schedule), kernels=kernels, copies=counts.copies,
             copies_avoided=counts.copies_avoided,
             bytes_copied=counts.elements_copied * itemsize,
             estimated_seconds=model.estimate(kernels, flops + counts.elements_copied),
-            above_lower_bound=len(batches) - lower)
-        schedules[strategy.name] = batches
-        firsts = np.fromiter((b[0] for b in batches), dtype=np.int64, count=len(batches))
-        per_sig[strategy.name] = np.bincount(a.sig[firsts], minlength=top_sig)
-        strips[strategy.name] = (np.fromiter(map(len, batches), dtype=np.int64, count=len(batches)),
-                                 a.sig[firsts])
+            above_lower_bound=len(schedule) - lower)
+        first_sigs = a.sig[schedule.order[schedule.starts()]]  # each batch's signature
+        per_sig[strategy.name] = np.bincount(first_sigs, minlength=top_sig)
+        strips[strategy.name] = (schedule.sizes, first_sigs)
 
     names = list(results)
     reference = "agenda" if "agenda" in results else min(results.values(), key=lambda r: r.kernels).name
     scheduled = a.scheduled
-    sigs, node_counts = np.unique(a.sig[scheduled], return_counts=True)
+    node_sig, node_depth = a.sig[scheduled], a.depth[scheduled]
+    all_counts = np.bincount(node_sig, minlength=top_sig)
+    sigs = np.flatnonzero(all_counts)
+    node_counts = all_counts[sigs]
     lo = np.full(top_sig, np.iinfo(np.int64).max)
     hi = np.full(top_sig, -1)
-    np.minimum.at(lo, a.sig[scheduled], a.depth[scheduled])
-    np.maximum.at(hi, a.sig[scheduled], a.depth[scheduled])
-    depth_sum = np.bincount(a.sig[scheduled], weights=a.depth[scheduled], minlength=top_sig)
+    np.minimum.at(lo, node_sig, node_depth)
+    np.maximum.at(hi, node_sig, node_depth)
+    depth_sum = np.bincount(node_sig, weights=node_depth, minlength=top_sig)
     count_of = dict(zip(sigs.tolist(), node_counts.tolist()))
 
     def row(s: int) -> SignatureRow:
@@ -104,9 +105,8 @@ def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
             name=graph.signature_name(s), nodes=count_of[s], batches=int(per_sig[reference][s]),
             reason=small_batch_reason(graph, s, int(per_sig[reference][s]), bounds[s], count_of)))
 
-    lens = strips[reference][0]
-    largest = [BatchNote(name=graph.signature_name(int(a.sig[schedules[reference][k][0]])),
-                         size=int(lens[k]), step=int(k))
+    lens, batch_sigs = strips[reference]
+    largest = [BatchNote(name=graph.signature_name(int(batch_sigs[k])), size=int(lens[k]), step=int(k))
                for k in np.argsort(-lens, kind="stable")[:TOP_BATCHES].tolist()]
 
     unbatchable = sum(count_of[s] for s in count_of
@@ -121,3 +121,12 @@ def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
         launch_seconds=model.launch_seconds, flops_per_second=model.flops_per_second,
         flops=flops, seconds=time.perf_counter() - t0,
         _arrays=a, _graph=graph, _strips=strips)
+
+
+def _flat_snapshot(graph, strategy, view: PendingView) -> FlatSchedule:
+    """``strategy``'s schedule of every node of ``graph`` (``view``), in flat form. Built-in
+    strategies compute the flat form directly; other schedules are checked first, as
+    :func:`~batchviz.trace.record.schedule_snapshot` does."""
+    if getattr(strategy, "trusted", False):
+        return flat_schedule(strategy, view)
+    return FlatSchedule.of(schedule_snapshot(graph, strategy, view)[1])

@@ -7,11 +7,11 @@ The arrays are a read-only copy: the graph is never changed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 
 from ..execute.memory import size_of
+from ..schedule import PendingView
 
 
 @dataclass
@@ -20,43 +20,118 @@ class GraphArrays:
     sig: np.ndarray          # signature per node
     depth: np.ndarray        # depth per node
     size: np.ndarray         # number of elements per node
+    rows: np.ndarray         # first dimension of each node's shape (1 for a scalar)
     is_param: np.ndarray     # parameters are never scheduled (done from the start)
     elementwise: np.ndarray  # per node: its op reads flat blocks (the executor's sizes rule)
     arg_ptr: np.ndarray      # node i's arguments are arg_flat[arg_ptr[i]:arg_ptr[i + 1]]
     arg_flat: np.ndarray     # argument node ids, node after node
-    arg_user: np.ndarray     # per entry of arg_flat: the node using it
-    arg_pos: np.ndarray      # per entry: its argument position
     arg_shared: np.ndarray   # per entry: a shared position of its user's signature (not gathered)
+    arity: np.ndarray        # number of arguments per node
+    edge_ptr: np.ndarray     # node i's scheduled arguments (not parameters) are
+    edge_arg: np.ndarray     #   edge_arg[edge_ptr[i]:edge_ptr[i + 1]], in argument order
 
     @property
     def scheduled(self) -> np.ndarray:
         return np.flatnonzero(~self.is_param)
 
+    def by_position(self, nodes: np.ndarray):
+        """``(p, users, entries)`` for ``p = 0, 1, ...``: the nodes of ``nodes`` (in their
+        order) that have an argument at position ``p``, and where those arguments are in
+        ``arg_flat``. Analyses go position by position so that their arrays are as long as
+        the nodes, not as all the argument entries together."""
+        users, p = nodes[self.arity[nodes] > 0], 0
+        while len(users):
+            yield p, users, self.arg_ptr[users] + p
+            p += 1
+            users = users[self.arity[users] > p]
 
-def graph_arrays(graph) -> GraphArrays:
-    n = len(graph.ops)
-    args = graph.args
-    lens = np.fromiter(map(len, args), dtype=np.int64, count=n)
-    arg_ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lens, out=arg_ptr[1:])
-    n_entries = int(arg_ptr[-1])
-    arg_flat = np.fromiter(chain.from_iterable(args), dtype=np.int64, count=n_entries)
-    arg_user = np.repeat(np.arange(n, dtype=np.int64), lens)
-    arg_pos = np.arange(n_entries, dtype=np.int64) - np.repeat(arg_ptr[:-1], lens)
+    @property
+    def arg_user(self) -> np.ndarray:
+        """Per entry of ``arg_flat``: the node using it. (Computed when asked for: the
+        analyses go position by position instead, with arrays as long as the nodes.)"""
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.arity)
 
-    sig = np.fromiter(graph.sigs, dtype=np.int64, count=n)
+
+def graph_arrays(graph, view: PendingView | None = None) -> GraphArrays:
+    """The arrays of every node of ``graph``. ``view``: a ``PendingView(graph, start=0)``
+    whose :meth:`~batchviz.schedule.PendingView.arrays` to reuse (``explain`` schedules
+    that view too, so the graph's lists are read once)."""
+    if view is None or view.start != 0:
+        view = PendingView(graph, start=0)
+    v = view.arrays()
+    n = view.end
     infos = graph.sigtab.infos
     sig_elementwise = np.array([bool(info.op.elementwise) for info in infos], dtype=bool)
-    # shared argument positions, encoded as signature * width + position
-    width = int(arg_pos.max()) + 1 if n_entries else 1
-    shared_codes = [s * width + p for s, info in enumerate(infos) for p in info.shared if p < width]
-    arg_shared = np.isin(sig[arg_user] * width + arg_pos, np.asarray(shared_codes, dtype=np.int64))
-
-    is_param = np.zeros(n, dtype=bool)
-    if graph.param_of_node:
-        is_param[np.fromiter(graph.param_of_node, dtype=np.int64)] = True
+    size, rows = _sizes_and_rows(graph.shapes if n == len(graph.shapes) else graph.shapes[:n])
     return GraphArrays(
-        n=n, sig=sig, depth=np.fromiter(graph.depths, dtype=np.int64, count=n),
-        size=np.fromiter(map(size_of, graph.shapes), dtype=np.int64, count=n),
-        is_param=is_param, elementwise=sig_elementwise[sig], arg_ptr=arg_ptr,
-        arg_flat=arg_flat, arg_user=arg_user, arg_pos=arg_pos, arg_shared=arg_shared)
+        n=n, sig=v.sig, depth=v.depth, size=size, rows=rows, is_param=~v.pending,
+        elementwise=sig_elementwise[v.sig], arg_ptr=v.arg_ptr, arg_flat=v.arg_flat,
+        arg_shared=_shared_entries(infos, v), arity=np.diff(v.arg_ptr),
+        edge_ptr=v.edge_ptr, edge_arg=v.edge_arg)
+
+
+def _shared_entries(infos, v) -> np.ndarray:
+    """Per argument entry: whether its position is a shared one of its user's signature.
+    Few signatures have shared positions, and few positions are shared: marked position
+    by position over the nodes of those signatures."""
+    shared = np.zeros(len(v.arg_flat), dtype=bool)
+    positions = {s: list(info.shared) for s, info in enumerate(infos) if info.shared}
+    if not positions:
+        return shared
+    width = max(max(ps) for ps in positions.values()) + 1
+    table = np.zeros((len(infos), width), dtype=bool)   # signature x position: shared?
+    for s, ps in positions.items():
+        table[s, ps] = True
+    users = np.flatnonzero(table.any(axis=1)[v.sig])
+    arity = v.arg_ptr[users + 1] - v.arg_ptr[users]
+    for p in np.flatnonzero(table.any(axis=0)).tolist():
+        at_p = users[table[v.sig[users], p] & (arity > p)]
+        shared[v.arg_ptr[at_p] + p] = True
+    return shared
+
+
+class _ShapeTable:
+    """Numbers for shapes, kept between calls, with each number's size and first dimension.
+
+    A graph has few distinct shapes, and a session few more, so a node's size is one
+    dictionary lookup (in C) of its shape's number, and two small arrays do the rest. The
+    first call of a session numbers the shapes it meets; later calls hash each shape once."""
+
+    #: more distinct shapes than this (a session of ever-new shapes): start afresh
+    MAX_SHAPES = 100_000
+
+    def __init__(self):
+        self.number: dict[tuple, int] = {}
+        self.size = np.zeros(0, dtype=np.int64)
+        self.rows = np.zeros(0, dtype=np.int64)
+
+    def numbers(self, shapes: list) -> np.ndarray:
+        """Each shape's number."""
+        try:
+            return self._look_up(shapes)
+        except KeyError:  # shapes not seen before: number them, then look up again
+            self._add(list(dict.fromkeys(shapes)))
+            return self._look_up(shapes)
+
+    def _look_up(self, shapes: list) -> np.ndarray:
+        return np.fromiter(map(self.number.__getitem__, shapes), dtype=np.int64,
+                           count=len(shapes))
+
+    def _add(self, distinct: list) -> None:
+        new = [s for s in distinct if s not in self.number]
+        if len(self.number) + len(new) > self.MAX_SHAPES:
+            self.__init__()
+            new = distinct
+        first = len(self.number)
+        self.number.update((s, first + k) for k, s in enumerate(new))
+        self.size = np.r_[self.size, np.array([size_of(s) for s in new], dtype=np.int64)]
+        self.rows = np.r_[self.rows, np.array([s[0] if s else 1 for s in new], dtype=np.int64)]
+
+
+_SHAPES = _ShapeTable()
+
+
+def _sizes_and_rows(shapes: list) -> tuple:
+    """Elements and first dimension of each shape."""
+    ids = _SHAPES.numbers(shapes)
+    return _SHAPES.size[ids], _SHAPES.rows[ids]

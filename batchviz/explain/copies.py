@@ -4,16 +4,17 @@ The rule is the executor's (:func:`batchviz.execute.memory.gather_kind`, which t
 call per argument position): batches are laid out one after another in schedule order; an
 argument position is a *view* when its argument nodes lie back to back in batch order, a
 *stacked* copy when a parameter is among them, else one gather copy. Here every argument
-position of every batch is classified with a handful of NumPy operations; the test suite
-checks that the counts equal the trace's and the executor's own, on many random graphs.
+position of every batch is classified with a handful of NumPy operations per position; the
+test suite checks that the counts equal the trace's and the executor's own, on many random
+graphs.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 
+from ..schedule import FlatSchedule
 from .arrays import GraphArrays
 
 
@@ -23,52 +24,85 @@ class CopyCounts:
     copies_avoided: int    # argument positions read as a view
     elements_copied: int
 
+    def __add__(self, other: "CopyCounts") -> "CopyCounts":
+        return CopyCounts(self.copies + other.copies, self.copies_avoided + other.copies_avoided,
+                          self.elements_copied + other.elements_copied)
 
-def count_copies(arrays: GraphArrays, batches: list) -> CopyCounts:
+
+def count_copies(arrays: GraphArrays, schedule: FlatSchedule) -> CopyCounts:
+    """The copies of ``schedule``, which runs every scheduled node of the graph once (a
+    :class:`~batchviz.schedule.FlatSchedule`; a list of batches is converted).
+
+    Argument positions are taken one at a time: position ``p`` of every node that has one,
+    in schedule order, so that consecutive nodes of one batch are consecutive entries and a
+    batch's group is a run of entries. Working on one position at a time keeps every array
+    as long as the number of nodes, not the number of arguments: the analysis then needs
+    little memory beyond the graph's own arrays."""
     a = arrays
-    if not batches:
-        return CopyCounts(0, 0, 0)
-    lens = np.fromiter(map(len, batches), dtype=np.int64, count=len(batches))
-    order = np.fromiter(chain.from_iterable(batches), dtype=np.int64, count=int(lens.sum()))
-    batch_of = np.full(a.n, -1, dtype=np.int64)
-    batch_of[order] = np.repeat(np.arange(len(batches), dtype=np.int64), lens)
+    if not isinstance(schedule, FlatSchedule):
+        schedule = FlatSchedule.of(schedule)
+    order, sizes = schedule
+    if len(order) != a.n - int(np.count_nonzero(a.is_param)):
+        raise ValueError("count_copies: the schedule must run every scheduled node once")
+    if len(sizes) == len(order):
+        return _one_node_batches(a)
+    batch_of = np.empty(a.n, dtype=np.int64)
+    batch_of[order] = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
     address = np.full(a.n, -1, dtype=np.int64)       # parameters stay at -1
     sizes_in_order = a.size[order]
     address[order] = np.cumsum(sizes_in_order) - sizes_in_order
 
-    # the argument entries of the scheduled nodes, in schedule order
-    n_args = np.diff(a.arg_ptr)[order]
-    total = int(n_args.sum())
-    if total == 0:
-        return CopyCounts(0, 0, 0)
-    ends = np.cumsum(n_args)
-    entries = np.repeat(a.arg_ptr[order] - (ends - n_args), n_args) + np.arange(total)
-    entries = entries[~a.arg_shared[entries]]
-    if len(entries) == 0:
-        return CopyCounts(0, 0, 0)
-    # one group per (batch, argument position); a stable sort keeps batch order inside
-    width = int(a.arg_pos.max()) + 1
-    entries = entries[np.argsort(batch_of[a.arg_user[entries]] * width + a.arg_pos[entries],
-                                 kind="stable")]
-    user, arg, pos = a.arg_user[entries], a.arg_flat[entries], a.arg_pos[entries]
-    b = batch_of[user]
-    starts_group = np.ones(len(user), dtype=bool)
-    starts_group[1:] = (b[1:] != b[:-1]) | (pos[1:] != pos[:-1])
-    group = np.cumsum(starts_group) - 1
-    n_groups = int(group[-1]) + 1
-    first_arg = arg[np.flatnonzero(starts_group)][group]
-    # the executor's step: element-wise kernels use each output's size, others the first argument's
-    step = np.where(a.elementwise[user], a.size[user], a.size[first_arg])
-    loc = address[arg]
+    counts = CopyCounts(0, 0, 0)
+    for _, users, entry in a.by_position(order):
+        gathered = ~a.arg_shared[entry]
+        counts += _position_copies(a, users[gathered], entry[gathered], batch_of, address)
+    return counts
 
-    same = ~starts_group[1:]
-    broken = same & (loc[1:] != loc[:-1] + step[:-1])
-    breaks = np.bincount(group[1:][broken], minlength=n_groups)
-    stacked = np.bincount(group[loc < 0], minlength=n_groups) > 0
-    view = (breaks == 0) & ~stacked
-    gathered = ~view & ~stacked
-    copy_elements = np.bincount(group, weights=step, minlength=n_groups)
-    stack_elements = np.bincount(group, weights=a.size[arg], minlength=n_groups)
-    elements = int(copy_elements[gathered].sum() + stack_elements[stacked].sum())
-    n_view = int(view.sum())
-    return CopyCounts(copies=n_groups - n_view, copies_avoided=n_view, elements_copied=elements)
+
+def _one_node_batches(a: GraphArrays) -> CopyCounts:
+    """A batch of one node reads each argument where it is (a view), except a parameter,
+    which is stacked (copied)."""
+    gathered = ~a.arg_shared
+    stacked = gathered & a.is_param[a.arg_flat]
+    n_stacked = int(stacked.sum())
+    return CopyCounts(copies=n_stacked, copies_avoided=int(gathered.sum()) - n_stacked,
+                      elements_copied=int(a.size[a.arg_flat[stacked]].sum()))
+
+
+def _position_copies(a: GraphArrays, users: np.ndarray, entry: np.ndarray,
+                     batch_of: np.ndarray, address: np.ndarray) -> CopyCounts:
+    """The copies for one argument position: ``users`` in schedule order, ``entry`` their
+    argument entries at that position."""
+    if len(users) == 0:
+        return CopyCounts(0, 0, 0)
+    arg = a.arg_flat[entry]
+    loc = address[arg]
+    batch = batch_of[users]
+    new_group = np.empty(len(users), dtype=bool)
+    new_group[0] = True
+    np.not_equal(batch[1:], batch[:-1], out=new_group[1:])
+    starts = np.flatnonzero(new_group)
+    # the executor's step: element-wise ops use each user's size, others the first argument's
+    elementwise = a.elementwise[users[starts]]
+    if elementwise.all():
+        step = a.size[users]
+    else:
+        lengths = np.empty_like(starts)
+        np.subtract(starts[1:], starts[:-1], out=lengths[:-1])
+        lengths[-1] = len(users) - starts[-1]
+        step = np.repeat(a.size[arg[starts]], lengths)
+        if elementwise.any():
+            per_user = np.repeat(elementwise, lengths)
+            step[per_user] = a.size[users[per_user]]
+    # a group is a view when each argument starts where the previous one ends
+    broken = np.empty(len(users), dtype=bool)
+    broken[0] = False
+    np.not_equal(loc[1:], loc[:-1] + step[:-1], out=broken[1:])
+    broken &= ~new_group
+    copied = np.logical_or.reduceat(broken, starts)
+    stacked = np.logical_or.reduceat(loc < 0, starts)  # a parameter among the arguments
+    gathered = copied & ~stacked
+    n_view = len(starts) - int(np.count_nonzero(copied | stacked))
+    elements = (int(np.add.reduceat(step, starts)[gathered].sum())
+                + int(np.add.reduceat(a.size[arg], starts)[stacked].sum()))
+    return CopyCounts(copies=len(starts) - n_view, copies_avoided=n_view, elements_copied=elements)

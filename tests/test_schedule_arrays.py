@@ -254,18 +254,22 @@ def test_empty_view():
 @SETTINGS
 @given(params=graph_params)
 def test_depth_priorities_and_dependencies_equal_plain_loops(params):
-    view = PendingView(mixed_graph(*params))
+    graph = mixed_graph(*params)
+    view = PendingView(graph)
     assert DepthBatching().schedule(view) == reference_depth(view)
     assert NoBatching().schedule_flat(view).batches() == [[i] for i in view.nodes]
-    avg = average_depths(view)
-    expected = reference_average_depths(view)
-    assert avg == expected and list(avg) == list(expected)  # same floats, same order
-    unresolved, user_start, users = view.dependencies()
-    start = view.start
-    for i in view.nodes:
-        assert unresolved[i - start] == len(view.pending_args(i))
-        assert users[user_start[i - start]:user_start[i - start + 1]] == [
-            u for u in view.nodes for a in view.pending_args(u) if a == i]
+    for small in (0, 10**9):  # the NumPy path, then the Python loops for small pending sets
+        view = PendingView(graph)
+        view.SMALL = small
+        avg = average_depths(view)
+        expected = reference_average_depths(view)
+        assert avg == expected and list(avg) == list(expected)  # same floats, same order
+        unresolved, user_start, users = view.dependencies()
+        start = view.start
+        for i in view.nodes:
+            assert unresolved[i - start] == len(view.pending_args(i))
+            assert users[user_start[i - start]:user_start[i - start + 1]] == [
+                u for u in view.nodes for a in view.pending_args(u) if a == i]
 
 
 # --- the flat form ------------------------------------------------------------------------

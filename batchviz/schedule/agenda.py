@@ -193,11 +193,12 @@ class _Agenda:
     def add(self, nodes: np.ndarray) -> None:
         """Put ``nodes`` on the agenda, keeping their order within each signature."""
         ranks = self.rank[nodes]
+        lowest = ranks.min()
+        if lowest == ranks.max():   # usually: one signature (two reductions, no sort)
+            self._add(int(lowest), nodes)
+            return
         by_rank = ranks.argsort(kind="stable")
         ranks = ranks[by_rank]
-        if ranks[0] == ranks[-1]:   # usually: one signature
-            self._add(int(ranks[0]), nodes)
-            return
         nodes = nodes[by_rank]
         cuts = np.flatnonzero(ranks[1:] != ranks[:-1]) + 1
         for r, group in zip(ranks[np.concatenate(([0], cuts))].tolist(), np.split(nodes, cuts)):
@@ -255,7 +256,10 @@ class _Release:
         users = self._users_of(batch, self.fanout[r])
         if len(users) == 0:
             return users
-        np.subtract.at(self.unresolved, users, 1)
+        if self.repeats[r]:  # a user may be listed twice: count every listing
+            np.subtract.at(self.unresolved, users, 1)
+        else:                # users listed once: a plain indexed update is faster
+            self.unresolved[users] -= 1
         ready = users[self.unresolved[users] == 0]
         if len(ready) <= 1 or not self.repeats[r]:
             return ready

@@ -396,11 +396,24 @@ def lstm_sequence(b, weights, steps, h, c, hidden: int) -> list:
     """``[(h_1, c_1), ..., (h_T, c_T)]`` of a sequence LSTM started from ``(h, c)``:
     ``lstm_unit(b, weights, steps[t] + [h_{t-1}], (c_{t-1},), hidden)`` for every step
     (``steps[t]``: the list of input pieces at step ``t``; ``weights``: one matrix per
-    piece, then ``Wh``), built by one :class:`UnitBuilder`."""
+    piece, then ``Wh``), built by one :class:`UnitBuilder`.
+
+    After a step built here, ``h`` and ``c`` are this graph's nodes of the learnt shapes,
+    so only the next step's input pieces need checking."""
     unit = UnitBuilder(b, weights, hidden)
     out = []
+    ours = False  # whether (h, c) came from unit._push in unit.graph
     for pieces in steps:
+        graph = unit.graph
+        if ours and not graph.finished:
+            xs = _nodes_of(graph, pieces, unit.input_shapes[:-1])
+            if xs is not None:
+                xs.append(h.node)
+                h, c = unit._push(graph, xs, (c.node,))
+                out.append((h, c))
+                continue
         h, c = unit(list(pieces) + [h], (c,))
+        ours = unit.graph is not None
         out.append((h, c))
     return out
 

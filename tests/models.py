@@ -3,6 +3,9 @@
 Each builder writes the naive per-instance code a user would write; the strategies must
 all compute the same thing from it."""
 
+import importlib.util
+from pathlib import Path
+
 import batchviz as bv
 
 
@@ -87,3 +90,12 @@ def random_dag_losses(P, rng, n_nodes):
         pool.append(x)
     picks = rng.choice(len(pool), size=min(4, len(pool)), replace=False)
     return [bv.pickneglogsoftmax(pool[int(i)], int(rng.integers(0, d))) for i in picks]
+
+
+def load_tutorial_graphs():
+    """``tutorials/_graphs.py`` (the graphs the course exercises use) as a module."""
+    path = Path(__file__).resolve().parents[1] / "tutorials" / "_graphs.py"
+    spec = importlib.util.spec_from_file_location("_batchviz_tutorial_graphs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

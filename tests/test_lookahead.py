@@ -1,8 +1,6 @@
 """Lookahead batching (batchviz/schedule/lookahead.py): valid schedules, exactly the values
 and gradients of unbatched execution, a lower bound that holds, and fewer batches than the
 agenda where the agenda wastes them (Tree-LSTM and parser minibatches)."""
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,21 +14,14 @@ from batchviz.schedule import (AgendaBatching, DepthBatching, PendingView, resol
                                validate_schedule)
 from batchviz.schedule.lookahead import LookaheadBatching, SignatureLevels, batch_lower_bound
 
-from models import Params, random_dag_losses, random_tree, rnn_loss, tree_encode
+from models import (Params, load_tutorial_graphs, random_dag_losses, random_tree, rnn_loss,
+                    tree_encode)
 
 SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-def _load_tutorial_graphs():
-    path = Path(__file__).resolve().parents[1] / "tutorials" / "_graphs.py"
-    spec = importlib.util.spec_from_file_location("_batchviz_tutorial_graphs", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-G = _load_tutorial_graphs()
+G = load_tutorial_graphs()
 
 TUTORIAL_GRAPHS = {
     "figure1": lambda s: G.figure1(s),

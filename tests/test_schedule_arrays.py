@@ -5,8 +5,6 @@ dependencies, the lower bound, the flop count and the copies against straightfor
 loops - on random graphs (hypothesis), on the tutorial graphs, and on views that start
 after a partial ``value()``."""
 import heapq
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,21 +20,14 @@ from batchviz.explain.flops import total_flops
 from batchviz.schedule import (AgendaBatching, DepthBatching, FlatSchedule, NoBatching,
                                PendingView, Strategy, average_depths, flat_schedule)
 
-from models import Params, random_dag_losses, random_tree, rnn_loss, tree_encode
+from models import (Params, load_tutorial_graphs, random_dag_losses, random_tree, rnn_loss,
+                    tree_encode)
 
 SETTINGS = settings(max_examples=30, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-def _load_tutorial_graphs():
-    path = Path(__file__).resolve().parents[1] / "tutorials" / "_graphs.py"
-    spec = importlib.util.spec_from_file_location("_batchviz_tutorial_graphs", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-G = _load_tutorial_graphs()
+G = load_tutorial_graphs()
 
 
 # --- graphs -------------------------------------------------------------------------------

@@ -125,7 +125,7 @@ def _forward_batch(graph, mem, batch, arena_index, base, arena, stats) -> None:
     start = mem.address[first] - base
     total = n * out_sizes if isinstance(out_sizes, int) else sum(out_sizes)
     out = arena[start:start + total]
-    out[...] = result.reshape(-1)
+    out.reshape(result.shape)[...] = result  # one copy, whatever the result's memory order
     rec.arena, rec.start, rec.stop = arena_index, start, start + total
     rec.ins, rec.sources, rec.needs = ins, sources, needs
     rec.out = out if elementwise else out.reshape((n,) + rec.shape)

@@ -248,6 +248,7 @@ def test_depth_priorities_and_dependencies_equal_plain_loops(params):
     graph = mixed_graph(*params)
     view = PendingView(graph)
     assert DepthBatching().schedule(view) == reference_depth(view)
+    assert DepthBatching().schedule_flat(view).batches() == reference_depth(view)
     assert NoBatching().schedule_flat(view).batches() == [[i] for i in view.nodes]
     for small in (0, 10**9):  # the NumPy path, then the Python loops for small pending sets
         view = PendingView(graph)

@@ -38,6 +38,17 @@ class DepthBatching(Strategy):
     trusted = True
 
     def schedule(self, view: PendingView) -> Schedule:
+        if view.is_small():  # a few nodes (a parser step): a dict costs less than NumPy calls
+            sig, depth = view.signature, view.depth
+            groups: dict[tuple, list] = {}
+            for i in view.nodes:
+                key = (depth[i], sig[i])
+                group = groups.get(key)
+                if group is None:
+                    groups[key] = [i]
+                else:
+                    group.append(i)
+            return [groups[key] for key in sorted(groups)]
         return self.schedule_flat(view).batches()
 
     def schedule_flat(self, view: PendingView) -> FlatSchedule:

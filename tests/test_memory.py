@@ -84,22 +84,18 @@ def _rows_case(strategy, size, order, repeat):
     return value, [p.grad.copy() for p in P], stats
 
 
-def test_whole_row_gathers_and_scatters_match_unbatched_execution():
+def test_whole_row_gathers_and_scatters_match_unbatched_execution(float64):
     """Vectors of 16+ elements are gathered and scattered back as whole rows (memory.rows_view):
     the numbers must equal node-by-node execution, with and without repeated rows, and the
     bytes copied are still counted."""
-    bv.set_dtype("float64")
-    try:
-        for size in (3, 16, 300):
-            for repeat in (False, True):
-                want, want_grads, _ = _rows_case("none", size, [3, 0, 4, 1, 2], repeat)
-                got, grads, stats = _rows_case("depth", size, [3, 0, 4, 1, 2], repeat)
-                assert stats.copies >= 1 and stats.bytes_copied >= 5 * size * 8
-                np.testing.assert_allclose(got, want, rtol=1e-12)
-                for g, w in zip(grads, want_grads):
-                    np.testing.assert_allclose(g, w, rtol=1e-12)
-    finally:
-        bv.set_dtype("float32")
+    for size in (3, 16, 300):
+        for repeat in (False, True):
+            want, want_grads, _ = _rows_case("none", size, [3, 0, 4, 1, 2], repeat)
+            got, grads, stats = _rows_case("depth", size, [3, 0, 4, 1, 2], repeat)
+            assert stats.copies >= 1 and stats.bytes_copied >= 5 * size * 8
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+            for g, w in zip(grads, want_grads):
+                np.testing.assert_allclose(g, w, rtol=1e-12)
 
 
 def test_finished_graphs_give_their_arenas_back():

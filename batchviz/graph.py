@@ -79,6 +79,22 @@ class Graph:
         self.sources.append(_user_source_line())
         return Graph.push(self, op, args, attrs, shape, sig, depth)
 
+    def push_many(self, ops: list, args: list, attrs: list, shapes: list, sigs: list,
+                  depths: list) -> int:
+        """Append many nodes at once (parallel lists, one item per node, already checked by
+        the caller); return the id of the first. A whole sequence's LSTM steps are known
+        together, and extending each list once costs a fraction of one push per node."""
+        first = len(self.ops)
+        if self.sources is not None:
+            self.sources.extend([_user_source_line()] * len(ops))
+        self.ops.extend(ops)
+        self.args.extend(args)
+        self.attrs.extend(attrs)
+        self.shapes.extend(shapes)
+        self.sigs.extend(sigs)
+        self.depths.extend(depths)
+        return first
+
     def add(self, op: Op, args: tuple, attrs=None) -> "Expression":
         """Build a node of ``op`` over argument node ids ``args``: infer its shape (raising at
         the user's line), compute its signature and depth, and append it."""

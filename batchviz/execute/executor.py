@@ -13,6 +13,8 @@ through the gather's index).
 from __future__ import annotations
 
 import time
+from itertools import accumulate
+from operator import itemgetter
 
 from ..backend import scatter_add, state
 from ..ops.base import BlockGradient
@@ -51,18 +53,12 @@ def run_forward(graph) -> None:
     mem.grow(len(graph.ops))
     stats = PassStats(nodes=len(view.nodes), schedule_seconds=t1 - t0)
 
-    # Lay the batches out one after another: each batch's outputs are one segment.
-    shapes, address = graph.shapes, mem.address
-    next_free = mem.next_address
-    for batch in batches:
-        for i in batch:
-            address[i] = next_free
-            next_free += size_of(shapes[i])
-    arena_index, base, arena = mem.new_arena(next_free - mem.next_address)
+    out_sizes = _lay_out(graph, mem, batches)
+    arena_index, base, arena = mem.new_arena(mem.pending_size)
 
     h2d, d2h = state.host_to_device, state.device_to_host
-    for batch in batches:
-        _forward_batch(graph, mem, batch, arena_index, base, arena, stats)
+    for batch, sizes in zip(batches, out_sizes):
+        _forward_batch(graph, mem, batch, sizes, arena_index, base, arena, stats)
     graph.n_evaluated = len(graph.ops)
     stats.host_to_device = state.host_to_device - h2d
     stats.device_to_host = state.device_to_host - d2h
@@ -71,36 +67,81 @@ def run_forward(graph) -> None:
     set_last(graph.last_stats)
 
 
-def _forward_batch(graph, mem, batch, arena_index, base, arena, stats) -> None:
+def _lay_out(graph, mem, batches) -> list:
+    """Lay the batches out one after another, each batch's outputs one segment (§3.3): set
+    every node's address and batch, and return each batch's output sizes (one int when its
+    nodes are all the same size, else one per node). The new arena's size is left in
+    ``mem.pending_size``.
+
+    This touches every node of the run, so it works per batch: a batch's shapes are read
+    with one ``itemgetter`` call and its addresses are a ``range``; the per-node lists are
+    written back with one slice assignment each."""
+    shapes, sigtab, sigs = graph.shapes, graph.sigtab, graph.sigs
+    start = graph.n_evaluated
+    address = list(mem.address[start:])      # parameters (and nothing else) stay -1
+    batch_of = list(mem.batch_of[start:])
+    next_free = first_free = mem.next_address
+    index = len(mem.records)
+    out_sizes = []
+    for batch in batches:
+        n = len(batch)
+        if n == 1:
+            size = size_of(shapes[batch[0]])
+            address[batch[0] - start] = next_free
+            batch_of[batch[0] - start] = index
+            next_free += size
+        else:
+            batch_shapes = itemgetter(*batch)(shapes)
+            if not sigtab[sigs[batch[0]]].op.elementwise or batch_shapes.count(batch_shapes[0]) == n:
+                size = size_of(batch_shapes[0])  # (a non-element-wise batch: one shape)
+                places = range(next_free, next_free + n * size, size)
+                next_free += n * size
+            else:
+                size = list(map(size_of, batch_shapes))
+                places = list(accumulate(size, initial=next_free))
+                next_free = places.pop()
+            for i, place in zip(batch, places):
+                address[i - start] = place
+                batch_of[i - start] = index
+        out_sizes.append(size)
+        index += 1
+    mem.address[start:] = address
+    mem.batch_of[start:] = batch_of
+    mem.pending_size = next_free - first_free
+    return out_sizes
+
+
+def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats) -> None:
     xp = state.xp
     first = batch[0]
     info = graph.sigtab[graph.sigs[first]]
     op = info.op
     n = len(batch)
-    shapes, all_args, batch_of = graph.shapes, graph.args, mem.batch_of
+    shapes, batch_of = graph.shapes, mem.batch_of
     records = mem.records
 
     rec = BatchRecord()
     rec.index = len(records)
     rec.sig, rec.op, rec.nodes = graph.sigs[first], op, batch
-    rec.attrs = [graph.attrs[i] for i in batch]
+    if n == 1:
+        rec.attrs = [graph.attrs[first]]
+        positions = [(a,) for a in graph.args[first]]
+    else:  # one C call per batch instead of a Python loop over its nodes
+        rec.attrs = list(itemgetter(*batch)(graph.attrs))
+        positions = list(zip(*itemgetter(*batch)(graph.args)))  # per position: its nodes
     rec.shape = shapes[first]
     elementwise = op.elementwise
-    out_sizes = [size_of(shapes[i]) for i in batch] if elementwise else size_of(rec.shape)
-    if elementwise and all(s == out_sizes[0] for s in out_sizes):
-        out_sizes = out_sizes[0]
 
     ins, sources, needs = [], [], []
     requires_grad = bool(info.shared)
     shared = info.shared
-    for j in range(len(all_args[first])):
+    for j, nodes in enumerate(positions):
         if j in shared:
-            node = all_args[first][j]
+            node = nodes[0]
             ins.append(graph.param_of_node[node]._array)
             sources.append((SHARED, node))
             needs.append(True)
             continue
-        nodes = [all_args[i][j] for i in batch]
         arg_shape = shapes[nodes[0]]
         sizes = out_sizes if elementwise else size_of(arg_shape)
         if n == 1:  # one node reads its argument where it lives
@@ -113,7 +154,7 @@ def _forward_batch(graph, mem, batch, arena_index, base, arena, stats) -> None:
             # next one's: batches are laid out in order, so the sources are a range
             src_batches = tuple(range(batch_of[nodes[0]], batch_of[nodes[-1]] + 1))
         else:
-            src_batches = tuple({batch_of[a] for a in nodes})
+            src_batches = tuple(set(map(batch_of.__getitem__, nodes)))
         need = any(b < 0 or records[b].requires_grad for b in src_batches)
         source = source + (src_batches,)
         ins.append(block if elementwise else block.reshape((n,) + arg_shape))
@@ -130,8 +171,6 @@ def _forward_batch(graph, mem, batch, arena_index, base, arena, stats) -> None:
     rec.ins, rec.sources, rec.needs = ins, sources, needs
     rec.out = out if elementwise else out.reshape((n,) + rec.shape)
     rec.requires_grad = requires_grad
-    for i in batch:
-        batch_of[i] = rec.index
     records.append(rec)
     stats.batches += 1
     if graph.tracer is not None:

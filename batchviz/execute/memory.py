@@ -104,12 +104,16 @@ def gather_kind(locs: list, sizes, arena_of) -> str:
     (address -1) or several arenas are involved; otherwise COPY (one gather kernel). The
     executor and the traces (``batchviz.trace``) both decide with this one function, so the
     copies a trace reports are the copies the executor makes."""
+    first = locs[0]
+    if isinstance(sizes, int):  # the common case, a view, checked first (in C)
+        if (first >= 0 and locs == list(range(first, first + len(locs) * sizes, sizes))
+                and arena_of(first) == arena_of(locs[-1])):
+            return VIEW
     lo = min(locs)
     if lo < 0 or arena_of(lo) != arena_of(max(locs)):
         return STACK
-    first = locs[0]
     if isinstance(sizes, int):
-        return VIEW if locs == list(range(first, first + len(locs) * sizes, sizes)) else COPY
+        return COPY
     expected = first
     for loc, size in zip(locs, sizes):
         if loc != expected:
@@ -127,6 +131,7 @@ class Memory:
         self.batch_of: list[int] = []    # per node: index of its BatchRecord; -1 for parameters
         self.arenas: list[tuple[int, object]] = []  # (base address, flat array)
         self.next_address = 0
+        self.pending_size = 0            # the size of the next run's arena (set by its layout)
         self.records: list = []          # BatchRecords, in execution order
 
     def grow(self, n_nodes: int) -> None:
@@ -196,8 +201,7 @@ class Memory:
         ``sizes`` is one int when all nodes have the same size, else a list. Returns
         ``(array, (kind, ...))`` where kind is VIEW (no copy), COPY (one gather kernel) or
         STACK (the slow path: parameters or several arenas involved)."""
-        address = self.address
-        locs = [address[a] for a in nodes]
+        locs = list(map(self.address.__getitem__, nodes))
         kind = gather_kind(locs, sizes, self.arena_of)
         if kind == STACK:
             pieces = [self.flat_value(graph, a) for a in nodes]

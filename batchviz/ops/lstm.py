@@ -378,6 +378,44 @@ class UnitBuilder:
         return h, c
 
 
+    def push_steps(self, graph, inputs: list, h: int, c: int) -> list:
+        """Sequence steps from the state ``(h, c)`` (node ids of this graph, of the learnt
+        shapes), one per item of ``inputs`` (the checked input node ids of each step, without
+        ``h``): the nodes :meth:`_push` would append step by step, appended to the graph's
+        lists at once. Returns the ``(h, c)`` expressions of every step."""
+        gates_sig, gates_shape, c_sig, c_shape, h_sig = self.kinds
+        template = self.template
+        depths = graph.depths
+        first = g = len(graph.ops)
+        args, node_depths = [], []
+        dh, dc = depths[h], depths[c]
+        one_piece = len(template) == 5
+        if one_piece:
+            b, W, Wh = template[0], template[1], template[3]
+        for xs in inputs:
+            if one_piece:  # [b, W, x, Wh, h]: the common case, without the slicing
+                x = xs[0]
+                d = depths[x]
+                gates_args = (b, W, x, Wh, h)
+            else:
+                d = max(map(depths.__getitem__, xs))
+                template[2::2] = xs + [h]
+                gates_args = tuple(template)
+            d = (d if d > dh else dh) + 1     # the gates'
+            dc = (d if d > dc else dc) + 1    # the cell's
+            dh = dc + 1                       # the output's
+            args += (gates_args, (c, g), (g + 1, g))
+            node_depths += (d, dc, dh)
+            c, h = g + 1, g + 2
+            g += 3
+        T = len(inputs)
+        graph.push_many([_GATES, _CELL, _OUTPUT] * T, args, [self.hidden, None, None] * T,
+                        [gates_shape, c_shape, c_shape] * T, [gates_sig, c_sig, h_sig] * T,
+                        node_depths)
+        return [(Expression(graph, n + 2), Expression(graph, n + 1))
+                for n in range(first, g, 3)]
+
+
 def _nodes_of(graph, expressions, shapes_wanted):
     """The node ids of ``expressions`` when they are expressions of ``graph`` with the
     shapes ``shapes_wanted``; None otherwise."""
@@ -398,24 +436,43 @@ def lstm_sequence(b, weights, steps, h, c, hidden: int) -> list:
     (``steps[t]``: the list of input pieces at step ``t``; ``weights``: one matrix per
     piece, then ``Wh``), built by one :class:`UnitBuilder`.
 
-    After a step built here, ``h`` and ``c`` are this graph's nodes of the learnt shapes,
-    so only the next step's input pieces need checking."""
+    The first step teaches the builder the shapes and signatures. After it, ``h`` and ``c``
+    are this graph's nodes of the learnt shapes, so only the input pieces need checking:
+    every following step whose pieces pass is appended in one ``UnitBuilder.push_steps``.
+    A step whose pieces do not pass goes through the builder's checked path (which reports
+    the mistake at the user's line, or builds it the general way)."""
     unit = UnitBuilder(b, weights, hidden)
-    out = []
-    ours = False  # whether (h, c) came from unit._push in unit.graph
-    for pieces in steps:
+    steps = list(steps)
+    out: list = []
+    ours = False  # whether (h, c) came from this builder, in unit.graph
+    t = 0
+    while t < len(steps):
         graph = unit.graph
         if ours and not graph.finished:
-            xs = _nodes_of(graph, pieces, unit.input_shapes[:-1])
-            if xs is not None:
-                xs.append(h.node)
-                h, c = unit._push(graph, xs, (c.node,))
-                out.append((h, c))
+            checked = _checked_steps(graph, steps, t, unit.input_shapes[:-1])
+            if checked:
+                out += unit.push_steps(graph, checked, h.node, c.node)
+                t += len(checked)
+                h, c = out[-1]
                 continue
-        h, c = unit(list(pieces) + [h], (c,))
+        h, c = unit(list(steps[t]) + [h], (c,))
         ours = unit.graph is not None
         out.append((h, c))
+        t += 1
     return out
+
+
+def _checked_steps(graph, steps, t: int, shapes_wanted) -> list:
+    """The node ids of the input pieces of ``steps[t]``, ``steps[t + 1]``, ...: as many
+    steps as pass :func:`_nodes_of` in a row (possibly none)."""
+    checked = []
+    shapes, k = graph.shapes, len(shapes_wanted)
+    for pieces in steps[t:]:  # _nodes_of, inlined: this runs for every step of a sequence
+        xs = [e.node for e in pieces if type(e) is Expression and e.graph is graph]
+        if len(xs) != k or len(pieces) != k or [shapes[a] for a in xs] != shapes_wanted:
+            break
+        checked.append(xs)
+    return checked
 
 
 def _build_unit(b, weights, inputs, cells, hidden):

@@ -168,6 +168,25 @@ def test_unit_builder_falls_back_to_the_checked_path():
         np.testing.assert_array_equal(h2.value(), want.value())
 
 
+def test_lstm_sequence_checks_every_step_and_records_sources():
+    """lstm_sequence appends the steps whose inputs pass its checks in one push_many: a
+    later step with a wrong input shape still raises, the steps before it are the ones the
+    per-step path builds, and a recording graph gets the user's line for every node."""
+    model = bv.Model(seed=0)
+    lstm = LSTMBuilder(1, 3, 2, model)
+    with bv.Graph(record_source=True) as g:
+        xs = [bv.input(np.ones(3)) for _ in range(5)]
+        outputs = lstm.initial_state().transduce(xs)
+        assert len(outputs) == 5 and len(g.sources) == len(g.ops)
+        built = g.sources[outputs[1].node - 2:]             # the bulk-appended steps
+        assert len(built) == 12 and all("test_nn.py" in s for s in built)
+        n = len(g.ops)
+        with pytest.raises(bv.ShapeError, match="lstm_gates"):
+            lstm.initial_state().transduce(xs[:3] + [bv.input(np.ones(4))])
+        # zeros x2 and the first step (checked), two bulk steps, the wrong input's node
+        assert len(g.ops) - n == 2 + 3 + 2 * 3 + 1
+
+
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_bilstm_matches_numpy(strategy, float64):
     rng = np.random.default_rng(2)

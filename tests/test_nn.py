@@ -187,6 +187,36 @@ def test_lstm_sequence_checks_every_step_and_records_sources():
         assert len(g.ops) - n == 2 + 3 + 2 * 3 + 1
 
 
+def test_builders_relearn_their_units_when_the_graph_changes(float64):
+    """LSTMBuilder and TreeLSTMCell keep their unit builders between calls. Built in a
+    graph, then in a second graph while the first is alive, then in the first again, then
+    in a new graph, the sequences and trees have the same values every time."""
+    from batchviz.data import synthetic_trees
+
+    model = bv.Model(seed=5)
+    lstm = LSTMBuilder(1, 3, 2, model)
+    cell = TreeLSTMCell(model, 3, 2)
+    tree = synthetic_trees(1, min_leaves=4, max_leaves=4, vocab_size=5, seed=2)[0]
+    xs = [np.random.default_rng(0).normal(size=3) for _ in range(4)]
+
+    def outputs():
+        seq = lstm.initial_state().transduce([bv.input(x) for x in xs])
+        states = cell.encode(tree, lambda word: bv.input(np.full(3, len(word), dtype=float)))
+        return np.concatenate([h.value() for h in seq] + [h.value() for _, h in states])
+
+    with bv.Graph() as first:
+        before = outputs()
+        with bv.Graph() as second:
+            inside = outputs()
+            assert lstm._unit.graph is second and cell._inner_unit.graph is second
+        again = outputs()
+        assert lstm._unit.graph is first
+    with bv.Graph():
+        after = outputs()
+    for values in (inside, again, after):
+        np.testing.assert_array_equal(values, before)
+
+
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_bilstm_matches_numpy(strategy, float64):
     rng = np.random.default_rng(2)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numbers
 
 from .. import ops
-from ..ops.lstm import lstm_sequence, lstm_unit
+from ..ops.lstm import UnitBuilder, lstm_unit
 
 
 def _dims(input_dim) -> tuple:
@@ -60,6 +60,9 @@ class LSTMBuilder:
             self.b.append(model.add_parameters((4 * H,), init=bias, name=f"{name}.l{layer}.b"))
         # per layer, the weights of one lstm_unit: the input matrices, then Wh
         self._weights = [self.Wx[layer] + [self.Wh[layer]] for layer in range(self.layers)]
+        # the first layer's unit builder, kept so that it learns a graph's unit once, not
+        # once per sequence (it relearns by itself when the graph changes)
+        self._unit = UnitBuilder(self.b[0], self._weights[0], H)
 
     def initial_state(self, vecs=None) -> "LSTMState":
         """The state before the first input. ``vecs`` (DyNet's convention) is
@@ -125,8 +128,8 @@ class LSTMState:
     def transduce(self, xs) -> list:
         """Read the inputs ``xs`` in order; return the top-layer output after each.
 
-        A one-layer LSTM builds the steps after the first with :func:`lstm_sequence`
-        (the same nodes, with the per-step bookkeeping done once per sequence)."""
+        A one-layer LSTM builds the steps after the first as :func:`~batchviz.lstm_sequence`
+        does (the same nodes, with the per-step bookkeeping done once per sequence)."""
         xs = list(xs)
         b = self.builder
         if b.layers != 1 or len(xs) < 2:
@@ -142,7 +145,7 @@ class LSTMState:
             if len(pieces) != len(b.input_dims):
                 raise ValueError(f"this LSTM takes {len(b.input_dims)} input piece(s) of sizes "
                                  f"{b.input_dims}, got {len(pieces)}")
-        states = lstm_sequence(b.b[0], b._weights[0], steps, h, c, b.hidden_dim)
+        states = b._unit.sequence(steps, h, c)
         return [h] + [h for h, _ in states]
 
 

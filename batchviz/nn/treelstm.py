@@ -25,6 +25,10 @@ class TreeLSTMCell:
         self.U_R = model.add_parameters((5 * H, H), name=f"{name}.U_R")
         bias = [0.0] * H + [1.0] * (2 * H) + [0.0] * (2 * H)                       # forget gates at 1
         self.b = model.add_parameters((5 * H,), init=bias, name=f"{name}.b")
+        # unit builders for encode(), kept so that they learn a graph's units once, not
+        # once per tree (they relearn by themselves when the graph changes)
+        self._leaf_unit = UnitBuilder(self.b_leaf, [self.W], H)
+        self._inner_unit = UnitBuilder(self.b, [self.U_L, self.U_R], H)
 
     def leaf(self, x) -> tuple:
         """``(h, c)`` of a leaf reading the vector ``x``."""
@@ -41,9 +45,7 @@ class TreeLSTMCell:
         leaf's input vector. Iterative, so deep trees cannot exhaust the recursion limit."""
         states = {}
         out = []
-        H = self.hidden_dim
-        leaf = UnitBuilder(self.b_leaf, [self.W], H)  # the same nodes as leaf() and node(),
-        inner = UnitBuilder(self.b, [self.U_L, self.U_R], H)  # bookkeeping done once per tree
+        leaf, inner = self._leaf_unit, self._inner_unit  # the nodes of leaf() and node()
         for node in tree.nodes():
             if node.is_leaf:
                 state = leaf([leaf_input(node.word)], ())

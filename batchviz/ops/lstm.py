@@ -378,6 +378,35 @@ class UnitBuilder:
         return h, c
 
 
+    def sequence(self, steps, h, c) -> list:
+        """``[(h_1, c_1), ..., (h_T, c_T)]``: a sequence LSTM's units from the state
+        ``(h, c)``, step ``t`` reading the input pieces ``steps[t]`` (see
+        :func:`lstm_sequence`).
+
+        Once the builder knows this graph's unit, ``h`` and ``c`` are nodes of the learnt
+        shapes, so only the input pieces need checking: every following step whose pieces
+        pass is appended in one ``push_steps``. A step whose pieces do not pass goes through
+        the checked path (which reports the mistake at the user's line, or builds it the
+        general way)."""
+        steps = list(steps)
+        out: list = []
+        ours = False  # whether (h, c) came from this builder, in self.graph
+        t = 0
+        while t < len(steps):
+            graph = self.graph
+            if ours and not graph.finished:
+                checked = _checked_steps(graph, steps, t, self.input_shapes[:-1])
+                if checked:
+                    out += self.push_steps(graph, checked, h.node, c.node)
+                    t += len(checked)
+                    h, c = out[-1]
+                    continue
+            h, c = self(list(steps[t]) + [h], (c,))
+            ours = self.graph is not None
+            out.append((h, c))
+            t += 1
+        return out
+
     def push_steps(self, graph, inputs: list, h: int, c: int) -> list:
         """Sequence steps from the state ``(h, c)`` (node ids of this graph, of the learnt
         shapes), one per item of ``inputs`` (the checked input node ids of each step, without
@@ -434,32 +463,8 @@ def lstm_sequence(b, weights, steps, h, c, hidden: int) -> list:
     """``[(h_1, c_1), ..., (h_T, c_T)]`` of a sequence LSTM started from ``(h, c)``:
     ``lstm_unit(b, weights, steps[t] + [h_{t-1}], (c_{t-1},), hidden)`` for every step
     (``steps[t]``: the list of input pieces at step ``t``; ``weights``: one matrix per
-    piece, then ``Wh``), built by one :class:`UnitBuilder`.
-
-    The first step teaches the builder the shapes and signatures. After it, ``h`` and ``c``
-    are this graph's nodes of the learnt shapes, so only the input pieces need checking:
-    every following step whose pieces pass is appended in one ``UnitBuilder.push_steps``.
-    A step whose pieces do not pass goes through the builder's checked path (which reports
-    the mistake at the user's line, or builds it the general way)."""
-    unit = UnitBuilder(b, weights, hidden)
-    steps = list(steps)
-    out: list = []
-    ours = False  # whether (h, c) came from this builder, in unit.graph
-    t = 0
-    while t < len(steps):
-        graph = unit.graph
-        if ours and not graph.finished:
-            checked = _checked_steps(graph, steps, t, unit.input_shapes[:-1])
-            if checked:
-                out += unit.push_steps(graph, checked, h.node, c.node)
-                t += len(checked)
-                h, c = out[-1]
-                continue
-        h, c = unit(list(steps[t]) + [h], (c,))
-        ours = unit.graph is not None
-        out.append((h, c))
-        t += 1
-    return out
+    piece, then ``Wh``), built by one :class:`UnitBuilder` (see its ``sequence``)."""
+    return UnitBuilder(b, weights, hidden).sequence(steps, h, c)
 
 
 def _checked_steps(graph, steps, t: int, shapes_wanted) -> list:

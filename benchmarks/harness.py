@@ -12,6 +12,7 @@ this machine at the model's own shapes with 64 columns. An ideal batcher would a
 """
 from __future__ import annotations
 
+import gc
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -87,6 +88,7 @@ def time_step(build_loss, strategy: str, trainer) -> StepTimes:
     """Build the loss of one minibatch with ``build_loss(run)`` under ``strategy``, run it
     forward and backward, update; return the time of every phase."""
     times = StepTimes()
+    gc.collect()  # every step starts from the same collector state (its own garbage is timed)
     t0 = time.perf_counter()
     graph = bv.Graph(strategy=strategy)
     with graph:

@@ -377,7 +377,6 @@ class UnitBuilder:
         h = push(_OUTPUT, (c.node, g), None, c_shape, h_sig, depth + 2)
         return h, c
 
-
     def sequence(self, steps, h, c) -> list:
         """``[(h_1, c_1), ..., (h_T, c_T)]``: a sequence LSTM's units from the state
         ``(h, c)``, step ``t`` reading the input pieces ``steps[t]`` (see

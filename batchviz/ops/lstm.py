@@ -447,14 +447,9 @@ class UnitBuilder:
 def _nodes_of(graph, expressions, shapes_wanted):
     """The node ids of ``expressions`` when they are expressions of ``graph`` with the
     shapes ``shapes_wanted``; None otherwise."""
-    if len(expressions) != len(shapes_wanted):
+    nodes = [e.node for e in expressions if type(e) is Expression and e.graph is graph]
+    if len(nodes) != len(expressions) or [graph.shapes[a] for a in nodes] != shapes_wanted:
         return None
-    nodes = []
-    shapes = graph.shapes
-    for e, shape in zip(expressions, shapes_wanted):
-        if type(e) is not Expression or e.graph is not graph or shapes[e.node] != shape:
-            return None
-        nodes.append(e.node)
     return nodes
 
 
@@ -470,10 +465,9 @@ def _checked_steps(graph, steps, t: int, shapes_wanted) -> list:
     """The node ids of the input pieces of ``steps[t]``, ``steps[t + 1]``, ...: as many
     steps as pass :func:`_nodes_of` in a row (possibly none)."""
     checked = []
-    shapes, k = graph.shapes, len(shapes_wanted)
-    for pieces in steps[t:]:  # _nodes_of, inlined: this runs for every step of a sequence
-        xs = [e.node for e in pieces if type(e) is Expression and e.graph is graph]
-        if len(xs) != k or len(pieces) != k or [shapes[a] for a in xs] != shapes_wanted:
+    for pieces in steps[t:]:
+        xs = _nodes_of(graph, pieces, shapes_wanted)
+        if xs is None:
             break
         checked.append(xs)
     return checked

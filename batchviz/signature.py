@@ -13,7 +13,7 @@ must not be batched together).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,9 @@ class SignatureInfo:
     op: object            # the Op instance that computes nodes of this signature
     shared: tuple         # argument positions that every node of the batch shares (same node)
     cheap: bool           # the paper's tie-break: cheap (element-wise) before heavy (matmul)
+    #: ``{position: shape}``: argument positions of which the batch reads only the leading
+    #: elements, as an array of ``shape`` (see :meth:`batchviz.ops.base.Op.prefix_reads`)
+    reads: dict = field(default_factory=dict)
 
     def describe(self, graph=None) -> str:
         """A readable form such as ``matmul-W#3-64x1`` or ``tanh``."""
@@ -48,7 +51,7 @@ class SignatureTable:
         if sig is None:
             sig = len(self.infos)
             self.ids[key] = sig
-            self.infos.append(SignatureInfo(key, op, shared, op.cheap))
+            self.infos.append(SignatureInfo(key, op, shared, op.cheap, op.prefix_reads(key)))
         return sig
 
     def __len__(self) -> int:

@@ -99,3 +99,25 @@ def load_tutorial_graphs():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def lstm_models_loss(seed: int = 0):
+    """A BiLSTM over sentences of lengths 5, 5, 5 and 3 and a Tree-LSTM over two random
+    trees, built with batchviz.nn in the current graph: the graph has ``lstm_step`` nodes
+    that read the front of other step nodes (prefix reads) and arguments that lie evenly
+    spaced (strided views). Returns the summed loss."""
+    import batchviz as bv
+    from batchviz.data import synthetic_trees
+    from batchviz.nn import BiLSTMBuilder, TreeLSTMCell
+
+    model = bv.Model(seed=seed)
+    E = model.add_lookup_parameters((20, 4), name="E")
+    bilstm = BiLSTMBuilder(2, 4, 3, model)
+    cell = TreeLSTMCell(model, 4, 3)
+    terms = []
+    for n in (5, 5, 5, 3):
+        pieces = bilstm.transduce_pieces([E[(seed + n * i) % 20] for i in range(n)])
+        terms += [bv.sum_elems(bv.cmult(f, b)) for f, b in pieces]
+    for tree in synthetic_trees(2, min_leaves=3, max_leaves=6, vocab_size=20, seed=seed):
+        terms += [bv.sum_elems(h) for _, h in cell.encode(tree, lambda w: E[len(w) % 20])]
+    return bv.esum(terms)

@@ -17,6 +17,30 @@ def positive(p):
     return bv.shift(bv.square(v(p)), 0.5)
 
 
+#: lstm_step cases: b, Wx, x, Wh, h, c of a sequence step; b, W of a Tree-LSTM leaf; b,
+#: U_L, U_R of an inner node; x and h/c with 3 and 2 columns
+_STEP_SHAPES = [(8,), (8, 3), (3,), (8, 2), (2,), (2,), (6,), (6, 3), (10,), (10, 2), (10, 2),
+                (3, 2), (2, 2)]
+
+
+def _second_step(P):
+    """A sequence step whose previous cell is the previous step node (nothing shared)."""
+    first = bv.lstm_step([P[0], P[1], v(P[2]), P[3], v(P[4])], [v(P[5])], 2)
+    return bv.lstm_step([v(P[0]), v(P[1]), v(P[2]), v(P[3]), bv.lstm_step_h(first)], [first], 2)
+
+
+def _small_tree(P):
+    """A Tree-LSTM root over two inner nodes, one reading two leaves (step nodes of 4
+    blocks), the other a plain cell and a leaf: the two inner nodes batch together, their
+    previous cells cut from nodes of different sizes."""
+    leaf_a = bv.lstm_step([P[6], P[7], v(P[2])], [], 2)
+    leaf_b = bv.lstm_step([P[6], P[7], bv.tanh(v(P[2]))], [], 2)
+    a = bv.lstm_step([P[8], P[9], bv.lstm_step_h(leaf_a), P[10], bv.lstm_step_h(leaf_b)],
+                     [leaf_a, leaf_b], 2)
+    b = bv.lstm_step([P[8], P[9], v(P[4]), P[10], bv.lstm_step_h(leaf_a)], [v(P[5]), leaf_a], 2)
+    return bv.lstm_step([P[8], P[9], bv.lstm_step_h(a), P[10], bv.lstm_step_h(b)], [a, b], 2)
+
+
 CASES = {
     "neg": ([(4,)], lambda P, k: -v(P[0])),
     "tanh": ([(4,)], lambda P, k: bv.tanh(v(P[0]))),
@@ -77,6 +101,19 @@ CASES = {
         bv.lstm_h(v(P[0]), v(P[2])),
         bv.lstm_h(v(P[3]), v(P[4])),
     ][k % 3]),
+    # two-node LSTM steps (batchviz/ops/lstm_step.py): hidden = 2
+    "lstm_step": (_STEP_SHAPES, lambda P, k: [
+        bv.lstm_step([P[0], P[1], v(P[2]), P[3], v(P[4])], [v(P[5])], 2),   # shared b, W; a cell
+        _second_step(P),                                                    # reads a step node
+        _small_tree(P),                                                     # K = 0 and K = 2
+        bv.lstm_step([P[0], P[1], v(P[11]), P[3], v(P[12])], [v(P[12])], 2),  # columns
+    ][k % 4]),
+    "lstm_step_h": (_STEP_SHAPES, lambda P, k: bv.lstm_step_h([
+        bv.lstm_step([P[0], P[1], v(P[2]), P[3], v(P[4])], [v(P[5])], 2),
+        bv.lstm_step([P[6], P[7], v(P[2])], [], 2),                         # a leaf: 4 blocks
+        _small_tree(P),                                                     # 6 blocks
+        bv.lstm_step([P[0], P[1], v(P[11]), P[3], v(P[12])], [v(P[12])], 2),  # columns
+    ][k % 4])),
     # manual batching (batchviz/ops/columns.py); lookup_batch: see tests/test_nn.py
     "lookup_batch": ([], None),
     "affine_batch": ([(3,), (3, 4), (4, 2), (3, 2), (2, 2)], lambda P, k: [

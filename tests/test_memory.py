@@ -115,3 +115,48 @@ def test_finished_graphs_give_their_arenas_back():
         again = g2.memory.arenas[0][1]
         assert np.shares_memory(again, whole)
     np.testing.assert_array_equal(value, np.full(100_000, 3.0))
+
+
+def test_evenly_spaced_arguments_are_a_strided_view(float64):
+    """Every second row of one batch: a matmul (a kernel with a batch axis) reads them as a
+    strided view, no copy, and its gradient lands in the right rows; an element-wise op
+    (flat blocks) still gathers them."""
+    model = bv.Model(seed=0)
+    W = model.add_parameters((2, 3), init="normal")
+    P = [model.add_parameters(3, init="normal") for _ in range(6)]
+    with bv.Graph(strategy="depth") as g:
+        rows = [p * 1.0 for p in P]                           # one batch: rows 0..5
+        picked = [bv.tanh(W @ rows[j]) for j in (0, 2, 4)]    # every second row
+        doubled = [bv.tanh(rows[j]) for j in (1, 3, 5)]
+        loss = bv.sum_elems(bv.esum(picked)) + bv.sum_elems(bv.esum(doubled))
+        value = loss.value()
+        loss.backward()
+        reads = {}
+        for rec in g.memory.records:
+            reads.setdefault(rec.op.name, []).append([s[0] for s in rec.sources])
+    assert reads["matmul"] == [["shared", "strided"]]
+    assert ["copy"] in reads["tanh"]                          # rows 1, 3, 5: gathered
+    x = [P[j].value() for j in range(6)]
+    expected = sum(np.tanh(W.value() @ x[j]).sum() for j in (0, 2, 4)) + sum(np.tanh(x[j]).sum() for j in (1, 3, 5))
+    assert abs(value - expected) < 1e-12
+    for j in (0, 2, 4):
+        t = np.tanh(W.value() @ x[j])
+        np.testing.assert_allclose(P[j].grad, W.value().T @ (1 - t ** 2), rtol=1e-12)
+    for j in (1, 3, 5):
+        np.testing.assert_allclose(P[j].grad, 1 - np.tanh(x[j]) ** 2, rtol=1e-12)
+
+
+def test_strided_view_slices_or_strides_at_the_end_of_the_arena():
+    """strided_view reads n blocks ``step`` apart without a copy, whether or not the arena
+    reaches past the last block (then it falls back to as_strided)."""
+    from batchviz.execute.memory import strided_view
+
+    flat = np.arange(20.0)
+    inside = strided_view(np, flat, 1, 3, 2, 5)        # 1:3, 6:8, 11:13 (the arena goes on)
+    at_end = strided_view(np, flat, 8, 3, 2, 5)        # 8:10, 13:15, 18:20 (ends at the end)
+    np.testing.assert_array_equal(inside, [[1, 2], [6, 7], [11, 12]])
+    np.testing.assert_array_equal(at_end, [[8, 9], [13, 14], [18, 19]])
+    for view in (inside, at_end):
+        assert np.shares_memory(view, flat)
+    at_end += 100.0                                     # writes go where the blocks live
+    assert flat[18] == 118.0 and flat[10] == 10.0

@@ -1,8 +1,8 @@
 """batchviz.nn builders and the fused LSTM / manual-batching ops, against NumPy references.
 
 The references are written out in plain NumPy, gate by gate, so the fused kernels
-(``bv.lstm_gates``, ``bv.lstm_c``, ``bv.lstm_h``), the builders and the column (manual
-batching) ops are each checked against an independent computation in float64."""
+(``bv.lstm_gates``, ``bv.lstm_c``, ``bv.lstm_h``; ``bv.lstm_step``, ``bv.lstm_step_h``), the
+builders and the column (manual batching) ops are each checked against an independent computation in float64."""
 import sys
 from pathlib import Path
 
@@ -77,22 +77,55 @@ def test_lstm_state_api(float64):
 
 
 def test_lstm_unit_fast_path_builds_the_same_nodes(float64):
-    """lstm_unit memoizes shapes and signatures; its nodes must equal the checked ones."""
+    """lstm_unit memoizes shapes and signatures; its nodes must equal the checked ones
+    (lstm_step, lstm_step_h), and its values DyNet's three ops (vanilla_lstm_*)."""
     model = bv.Model(seed=0)
-    b, Wx, Wh = (model.add_parameters((8,)), model.add_parameters((8, 3)),
+    b, Wx, Wh = (model.add_parameters((8,), init="normal"), model.add_parameters((8, 3)),
                  model.add_parameters((8, 2)))
     with bv.Graph() as g:
-        x, h, c = bv.input(np.ones(3)), bv.zeros(2), bv.zeros(2)
-        h1, c1 = bv.lstm_unit(b, [Wx, Wh], [x, h], [c], 2)  # first: built the checked way
-        h2, c2 = bv.lstm_unit(b, [Wx, Wh], [x, h1], [c1], 2)  # memoized
-        gates = bv.vanilla_lstm_gates(x, h1, Wx, Wh, b)
-        c3 = bv.vanilla_lstm_c(c1, gates)
-        h3 = bv.vanilla_lstm_h(c3, gates)
-        for fast, checked in ((g.args[h2.node][1], gates.node), (c2.node, c3.node), (h2.node, h3.node)):
-            assert g.sigs[fast] == g.sigs[checked]
+        x, h, c = bv.input(np.arange(3.0)), bv.zeros(2), bv.zeros(2)
+        h1, s1 = bv.lstm_unit(b, [Wx, Wh], [x, h], [c], 2)  # first: built the checked way
+        h2, s2 = bv.lstm_unit(b, [Wx, Wh], [x, h1], [s1], 2)  # memoized
+        s3 = bv.lstm_step([b, Wx, x, Wh, h1], [s1], 2)
+        h3 = bv.lstm_step_h(s3)
+        for fast, checked in ((s2.node, s3.node), (h2.node, h3.node)):
+            assert g.sigs[fast] == g.sigs[checked] and g.attrs[fast] == g.attrs[checked]
             assert g.shapes[fast] == g.shapes[checked]
             assert g.depths[fast] == g.depths[checked]
         np.testing.assert_array_equal(h2.value(), h3.value())
+        # DyNet's three nodes per step, from the same parameters
+        gates1 = bv.vanilla_lstm_gates(x, h, Wx, Wh, b)
+        c1 = bv.vanilla_lstm_c(c, gates1)
+        gates2 = bv.vanilla_lstm_gates(x, bv.vanilla_lstm_h(c1, gates1), Wx, Wh, b)
+        c2 = bv.vanilla_lstm_c(c1, gates2)
+        np.testing.assert_allclose(h2.value(), bv.vanilla_lstm_h(c2, gates2).value(), rtol=1e-14)
+        # the step node is [c, o, u, i, f]; lstm_step_cell cuts out c
+        np.testing.assert_allclose(bv.lstm_step_cell(s2).value(), c2.value(), rtol=1e-14)
+        i, f, o, u = np.split(gates2.value(), 4)
+        np.testing.assert_allclose(s2.value(), np.concatenate([c2.value(), o, u, i, f]), rtol=1e-14)
+        assert bv.lstm_step_cell(c) is c
+
+
+def test_lstm_step_checks_its_cells_and_its_reader():
+    """A previous cell is a cell of ``hidden`` rows or an lstm_step node of that hidden;
+    lstm_step_h reads only lstm_step nodes. Anything else is refused at the user's line."""
+    model = bv.Model(seed=0)
+    b, Wx, Wh = (model.add_parameters((8,)), model.add_parameters((8, 3)),
+                 model.add_parameters((8, 2)))
+    with bv.Graph():
+        x, h = bv.input(np.ones(3)), bv.zeros(2)
+        s = bv.lstm_step([b, Wx, x, Wh, h], [bv.zeros(2)], 2)
+        assert s.shape == (10,)
+        with pytest.raises(bv.ShapeError, match="neither a cell of 2 rows nor an lstm_step"):
+            bv.lstm_step([b, Wx, x, Wh, h], [bv.zeros(10)], 2)   # the size of a step node
+        with pytest.raises(bv.ShapeError, match="neither a cell of 2 rows nor an lstm_step"):
+            bv.lstm_unit(b, [Wx, Wh], [x, h], [bv.zeros(10)], 2)
+        with pytest.raises(bv.ShapeError, match="need 5 blocks"):
+            bv.lstm_step([b, Wx, x, Wh, h], [s, s], 2)            # two cells: 5 gate blocks
+        with pytest.raises(bv.ShapeError, match="reads an lstm_step node, got a zeros node"):
+            bv.lstm_step_h(bv.zeros(10))
+        with pytest.raises(ValueError, match="hidden must be positive"):
+            bv.lstm_step([b, Wx, x], [], 0)
 
 
 def _graph_of(build):
@@ -157,7 +190,7 @@ def test_unit_builder_falls_back_to_the_checked_path():
     with bv.Graph():
         unit = bv.UnitBuilder(b, [Wx, Wh], 2)
         h, c = unit([bv.input(np.ones(3)), bv.zeros(2)], [bv.zeros(2)])
-        with pytest.raises(bv.ShapeError, match="lstm_gates"):
+        with pytest.raises(bv.ShapeError, match="lstm_step"):
             unit([bv.input(np.ones(4)), h], [c])
         scaled = unit.weights[0] * 2.0                     # an expression, not a parameter
         twice = bv.UnitBuilder(b, [scaled, Wh], 2)
@@ -178,13 +211,13 @@ def test_lstm_sequence_checks_every_step_and_records_sources():
         xs = [bv.input(np.ones(3)) for _ in range(5)]
         outputs = lstm.initial_state().transduce(xs)
         assert len(outputs) == 5 and len(g.sources) == len(g.ops)
-        built = g.sources[outputs[1].node - 2:]             # the bulk-appended steps
-        assert len(built) == 12 and all("test_nn.py" in s for s in built)
+        built = g.sources[outputs[1].node - 1:]             # the bulk-appended steps
+        assert len(built) == 8 and all("test_nn.py" in s for s in built)
         n = len(g.ops)
-        with pytest.raises(bv.ShapeError, match="lstm_gates"):
+        with pytest.raises(bv.ShapeError, match="lstm_step"):
             lstm.initial_state().transduce(xs[:3] + [bv.input(np.ones(4))])
         # zeros x2 and the first step (checked), two bulk steps, the wrong input's node
-        assert len(g.ops) - n == 2 + 3 + 2 * 3 + 1
+        assert len(g.ops) - n == 2 + 2 + 2 * 2 + 1
 
 
 def test_builders_relearn_their_units_when_the_graph_changes(float64):
@@ -420,16 +453,15 @@ def test_lstm_signatures_batch_across_instances():
         outs = [lstm.initial_state().transduce([bv.input(np.ones(3))] * 5) for _ in range(6)]
         loss = bv.esum([bv.sum_elems(hs[-1]) for hs in outs])
         loss.value()
-        names = [g.signature_name(s) for s in set(g.sigs[n] for n in range(len(g)) if g.ops[n].name == "lstm_gates")]
+        names = [g.signature_name(s) for s in set(g.sigs[n] for n in range(len(g)) if g.ops[n].name == "lstm_step")]
         assert len(names) == 1 and "#" in names[0]  # the parameters' node ids are in it
         forward = g.last_stats.forward
         records = g.memory.records
-    # 6 x 5 steps x 3 LSTM nodes = 90 nodes in 5 x 3 batches (plus inputs, zeros, sums)
+    # 6 x 5 steps x 2 LSTM nodes = 60 nodes in 5 x 2 batches (plus inputs, zeros, sums)
     per_op = {}
     for rec in records:
         per_op.setdefault(rec.op.name, []).append(len(rec.nodes))
-    assert per_op["lstm_gates"] == [6] * 5
-    assert per_op["lstm_c"] == [6] * 5 and per_op["lstm_h"] == [6] * 5
+    assert per_op["lstm_step"] == [6] * 5 and per_op["lstm_step_h"] == [6] * 5
     assert forward.batches == len(records)
 
 

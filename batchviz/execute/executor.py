@@ -16,12 +16,14 @@ import time
 from itertools import accumulate
 from operator import itemgetter
 
+import numpy as np
+
 from ..backend import scatter_add, state
 from ..ops.base import BlockGradient
 from ..ops.leaves import SparseRows
 from ..ops.linalg import WeightGradient
 from ..schedule import PendingView, validate_schedule
-from .memory import COPY, POOL, SHARED, VIEW, Memory, rows_view, size_of
+from .memory import COPY, POOL, SHARED, STRIDED, VIEW, Memory, rows_view, size_of, strided_view
 from .stats import PassStats, RunStats, set_last
 
 
@@ -73,42 +75,50 @@ def _lay_out(graph, mem, batches) -> list:
     nodes are all the same size, else one per node). The new arena's size is left in
     ``mem.pending_size``.
 
-    This touches every node of the run, so it works per batch: a batch's shapes are read
-    with one ``itemgetter`` call and its addresses are a ``range``; the per-node lists are
-    written back with one slice assignment each."""
+    This touches every node of the run, so nothing here loops over nodes in Python: a
+    batch's shapes are read with one ``itemgetter`` call and its addresses are a ``range``,
+    joined into flat lists, and the per-node lists are written with one NumPy scatter."""
     shapes, sigtab, sigs = graph.shapes, graph.sigtab, graph.sigs
     start = graph.n_evaluated
-    address = list(mem.address[start:])      # parameters (and nothing else) stay -1
-    batch_of = list(mem.batch_of[start:])
     next_free = first_free = mem.next_address
     index = len(mem.records)
     out_sizes = []
+    order, places, owners = [], [], []   # node after node, batch after batch
     for batch in batches:
         n = len(batch)
         if n == 1:
             size = size_of(shapes[batch[0]])
-            address[batch[0] - start] = next_free
-            batch_of[batch[0] - start] = index
+            places.append(next_free)
             next_free += size
         else:
             batch_shapes = itemgetter(*batch)(shapes)
             if not sigtab[sigs[batch[0]]].op.elementwise or batch_shapes.count(batch_shapes[0]) == n:
                 size = size_of(batch_shapes[0])  # (a non-element-wise batch: one shape)
-                places = range(next_free, next_free + n * size, size)
+                places += range(next_free, next_free + n * size, size)
                 next_free += n * size
             else:
                 size = list(map(size_of, batch_shapes))
-                places = list(accumulate(size, initial=next_free))
-                next_free = places.pop()
-            for i, place in zip(batch, places):
-                address[i - start] = place
-                batch_of[i - start] = index
+                places += accumulate(size[:-1], initial=next_free)
+                next_free += sum(size)
+        order += batch
+        owners += [index] * n
         out_sizes.append(size)
         index += 1
-    mem.address[start:] = address
-    mem.batch_of[start:] = batch_of
+    _scatter_into(mem.address, start, order, places)
+    _scatter_into(mem.batch_of, start, order, owners)
     mem.pending_size = next_free - first_free
     return out_sizes
+
+
+def _scatter_into(values: list, start: int, nodes: list, new: list) -> None:
+    """``values[i] = v`` for every ``i, v`` of ``zip(nodes, new)`` (all ``i >= start``)."""
+    if len(nodes) < 64:
+        for i, v in zip(nodes, new):
+            values[i] = v
+        return
+    tail = np.array(values[start:], dtype=np.int64)
+    tail[np.array(nodes, dtype=np.int64) - start] = new
+    values[start:] = tail.tolist()
 
 
 def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats) -> None:
@@ -134,7 +144,7 @@ def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats
 
     ins, sources, needs = [], [], []
     requires_grad = bool(info.shared)
-    shared = info.shared
+    shared, reads = info.shared, info.reads
     for j, nodes in enumerate(positions):
         if j in shared:
             node = nodes[0]
@@ -142,12 +152,12 @@ def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats
             sources.append((SHARED, node))
             needs.append(True)
             continue
-        arg_shape = shapes[nodes[0]]
+        arg_shape = reads[j] if reads and j in reads else shapes[nodes[0]]
         sizes = out_sizes if elementwise else size_of(arg_shape)
         if n == 1:  # one node reads its argument where it lives
             block, source = mem.gather_one(graph, nodes[0], sizes, stats)
         else:
-            block, source = mem.gather(graph, nodes, sizes, stats)
+            block, source = mem.gather(graph, nodes, sizes, stats, not elementwise)
         kind = source[0]
         if kind == VIEW:
             # consecutive addresses may run across the end of one batch's segment into the
@@ -162,11 +172,14 @@ def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats
         needs.append(need)
         requires_grad = requires_grad or need
 
-    result = op.forward(xp, ins, rec.attrs, n)
     start = mem.address[first] - base
     total = n * out_sizes if isinstance(out_sizes, int) else sum(out_sizes)
     out = arena[start:start + total]
-    out.reshape(result.shape)[...] = result  # one copy, whatever the result's memory order
+    if op.writes_output:  # the kernel writes straight into the batch's segment
+        op.forward(xp, ins, rec.attrs, n, out=out.reshape((n,) + rec.shape))
+    else:
+        result = op.forward(xp, ins, rec.attrs, n)
+        out.reshape(result.shape)[...] = result  # one copy, whatever the result's memory order
     rec.arena, rec.start, rec.stop = arena_index, start, start + total
     rec.ins, rec.sources, rec.needs = ins, sources, needs
     rec.out = out if elementwise else out.reshape((n,) + rec.shape)
@@ -253,6 +266,14 @@ def _accumulate(graph, mem, grads, reached, source, grad, stats) -> None:
     for b in source[-1]:  # the batches that computed these arguments now have a gradient
         if b >= 0:
             reached[b] = 1
+    if kind == STRIDED:  # add where the arguments live, through the same strided view
+        _, k, start, n, size, step, _ = source
+        target = strided_view(state.xp, grads[k], start, n, size, step)
+        if type(grad) is BlockGradient:
+            target.reshape(grad.shape)[:, grad.lo:grad.hi] += grad.values
+        else:
+            target += grad.reshape(n, size)
+        return
     if type(grad) is BlockGradient:
         if kind == VIEW:  # add into the block's rows where the argument lives
             _, k, start, length, _ = source
@@ -276,9 +297,10 @@ def _accumulate(graph, mem, grads, reached, source, grad, stats) -> None:
         stats.copies += 1
         return
     # STACK: node by node (parameters, or arguments from several runs)
+    _, nodes, sizes = source[:3]
     offset = 0
-    for node in source[1]:
-        size = size_of(graph.shapes[node])
+    for j, node in enumerate(nodes):
+        size = sizes if isinstance(sizes, int) else sizes[j]
         piece = flat[offset:offset + size]
         offset += size
         address = mem.address[node]

@@ -6,9 +6,13 @@ offset in a virtual address space that all arenas of a graph share, so one integ
 both which arena and where.
 
 When a batch's argument nodes are consecutive in one arena and in batch order, the kernel
-reads them as a *view*: no copy. Otherwise one gather kernel ``arena[index]`` copies them
-into a contiguous block (the paper's App. B "sparse-to-dense" copy); the backward pass
-scatters gradients back through the same index ("dense-to-sparse").
+reads them as a *view*: no copy. When they are evenly spaced instead (every 40th word
+vector of a lookup batch laid out sentence by sentence, or the cells at the front of the
+previous step's nodes, ``lstm_step``), a kernel that takes a batch axis reads them as a
+*strided* view: no copy either, the batch axis simply steps further. Otherwise one gather
+kernel ``arena[index]`` copies them into a contiguous block (the paper's App. B
+"sparse-to-dense" copy); the backward pass scatters gradients back through the same index
+("dense-to-sparse").
 """
 from __future__ import annotations
 
@@ -91,24 +95,45 @@ def rows_view(flat, width: int):
     return as_strided(flat, shape=(flat.size - width + 1, width), strides=(stride, stride))
 
 
+def strided_view(xp, flat, start: int, n: int, size: int, step: int):
+    """``n`` blocks of ``size`` elements of ``flat``, ``step`` elements apart from
+    ``flat[start]`` on, as one ``(n, size)`` array without a copy. (Slicing a reshaped
+    segment when ``flat`` reaches far enough: several times cheaper than ``as_strided``.)"""
+    stop = start + n * step
+    if stop <= flat.size:
+        return flat[start:stop].reshape(n, step)[:, :size]
+    item = flat.itemsize
+    return xp.lib.stride_tricks.as_strided(flat[start:], shape=(n, size),
+                                           strides=(step * item, item))
+
+
 # How a batch obtained one argument position (kept for backward and for traces):
-SHARED, VIEW, COPY, STACK = "shared", "view", "copy", "stack"
+SHARED, VIEW, STRIDED, COPY, STACK = "shared", "view", "strided", "copy", "stack"
 
 
-def gather_kind(locs: list, sizes, arena_of) -> str:
+def gather_kind(locs: list, sizes, arena_of, batch_axis: bool = False) -> str:
     """How a batch reads one argument position whose nodes live at addresses ``locs`` (in
     batch order), ``sizes`` long (one int for all, or one per node); ``arena_of(address)``
-    names the arena of an address.
+    names the arena of an address; ``batch_axis``: the kernel takes its arguments with a
+    batch axis (every op but the element-wise ones, which read flat blocks).
 
-    VIEW when they lie back to back in one arena (no copy, §3.3); STACK when a parameter
-    (address -1) or several arenas are involved; otherwise COPY (one gather kernel). The
-    executor and the traces (``batchviz.trace``) both decide with this one function, so the
-    copies a trace reports are the copies the executor makes."""
+    VIEW when they lie back to back in one arena (no copy, §3.3); STRIDED when, for a kernel
+    with a batch axis, they are evenly spaced further apart than their size (no copy
+    either); STACK when a parameter (address -1) or several arenas are involved; otherwise
+    COPY (one gather kernel). The executor and the traces (``batchviz.trace``) both decide
+    with this one function, so the copies a trace reports are the copies the executor
+    makes."""
     first = locs[0]
-    if isinstance(sizes, int):  # the common case, a view, checked first (in C)
-        if (first >= 0 and locs == list(range(first, first + len(locs) * sizes, sizes))
-                and arena_of(first) == arena_of(locs[-1])):
-            return VIEW
+    if isinstance(sizes, int) and first >= 0:  # the common cases, views, checked first (in C)
+        n = len(locs)
+        if locs == list(range(first, first + n * sizes, sizes)):
+            if arena_of(first) == arena_of(locs[-1]):
+                return VIEW
+        elif batch_axis and n > 1:
+            step = locs[1] - first
+            if (step > sizes and locs == list(range(first, first + n * step, step))
+                    and arena_of(first) == arena_of(locs[-1])):
+                return STRIDED
     lo = min(locs)
     if lo < 0 or arena_of(lo) != arena_of(max(locs)):
         return STACK
@@ -195,20 +220,22 @@ class Memory:
         stats.copies_avoided += 1
         return arena[start:start + size], (VIEW, k, start, size)
 
-    def gather(self, graph, nodes: list, sizes, stats):
+    def gather(self, graph, nodes: list, sizes, stats, batch_axis: bool = False):
         """The flat concatenation of ``nodes``' values, and how it was obtained.
 
         ``sizes`` is one int when all nodes have the same size, else a list. Returns
-        ``(array, (kind, ...))`` where kind is VIEW (no copy), COPY (one gather kernel) or
-        STACK (the slow path: parameters or several arenas involved)."""
+        ``(array, (kind, ...))`` where kind is VIEW (no copy), STRIDED (no copy: an
+        ``(n, size)`` array, only when ``batch_axis``), COPY (one gather kernel) or STACK
+        (the slow path: parameters or several arenas involved)."""
         locs = list(map(self.address.__getitem__, nodes))
-        kind = gather_kind(locs, sizes, self.arena_of)
-        if kind == STACK:
-            pieces = [self.flat_value(graph, a) for a in nodes]
+        kind = gather_kind(locs, sizes, self.arena_of, batch_axis)
+        if kind == STACK:  # (an argument read by its prefix: the first ``size`` elements)
+            each = [sizes] * len(nodes) if isinstance(sizes, int) else sizes
+            pieces = [self.flat_value(graph, a)[:size] for a, size in zip(nodes, each)]
             block = state.xp.concatenate(pieces)
             stats.copies += 1
             stats.bytes_copied += block.nbytes
-            return block, (STACK, nodes)
+            return block, (STACK, nodes, sizes)
         k = self.arena_of(locs[0])
         base, arena = self.arenas[k]
         first = locs[0]
@@ -217,6 +244,11 @@ class Memory:
             if kind == VIEW:
                 stats.copies_avoided += 1
                 return arena[first - base:first - base + n * sizes], (VIEW, k, first - base, n * sizes)
+            if kind == STRIDED:
+                stats.copies_avoided += 1
+                step = locs[1] - first
+                return (strided_view(state.xp, arena, first - base, n, sizes, step),
+                        (STRIDED, k, first - base, n, sizes, step))
             starts = np.asarray(locs, dtype=np.int64) - base
             if sizes == 1:
                 index, width = starts, 1

@@ -26,6 +26,7 @@ class GraphArrays:
     arg_ptr: np.ndarray      # node i's arguments are arg_flat[arg_ptr[i]:arg_ptr[i + 1]]
     arg_flat: np.ndarray     # argument node ids, node after node
     arg_shared: np.ndarray   # per entry: a shared position of its user's signature (not gathered)
+    arg_size: np.ndarray     # per entry: the elements its user reads (a prefix, or all of it)
     arity: np.ndarray        # number of arguments per node
     edge_ptr: np.ndarray     # node i's scheduled arguments (not parameters) are
     edge_arg: np.ndarray     #   edge_arg[edge_ptr[i]:edge_ptr[i + 1]], in argument order
@@ -66,7 +67,8 @@ def graph_arrays(graph, view: PendingView | None = None) -> GraphArrays:
     return GraphArrays(
         n=n, sig=v.sig, depth=v.depth, size=size, rows=rows, is_param=~v.pending,
         elementwise=sig_elementwise[v.sig], arg_ptr=v.arg_ptr, arg_flat=v.arg_flat,
-        arg_shared=_shared_entries(infos, v), arity=np.diff(v.arg_ptr),
+        arg_shared=_shared_entries(infos, v), arg_size=_read_sizes(infos, v, size),
+        arity=np.diff(v.arg_ptr),
         edge_ptr=v.edge_ptr, edge_arg=v.edge_arg)
 
 
@@ -88,6 +90,22 @@ def _shared_entries(infos, v) -> np.ndarray:
         at_p = users[table[v.sig[users], p] & (arity > p)]
         shared[v.arg_ptr[at_p] + p] = True
     return shared
+
+
+def _read_sizes(infos, v, size: np.ndarray) -> np.ndarray:
+    """Per argument entry: how many elements of the argument its user reads. All of them,
+    except at the positions where a signature reads a prefix (``SignatureInfo.reads``),
+    which are set position by position over the nodes of those signatures."""
+    read = size[v.arg_flat]
+    prefixes = {s: info.reads for s, info in enumerate(infos) if info.reads}
+    if not prefixes:
+        return read
+    for s, reads in prefixes.items():
+        users = np.flatnonzero(v.sig == s)
+        for p, shape in reads.items():
+            at_p = users[v.arg_ptr[users + 1] - v.arg_ptr[users] > p]
+            read[v.arg_ptr[at_p] + p] = size_of(shape)
+    return read
 
 
 class _ShapeTable:

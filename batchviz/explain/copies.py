@@ -2,8 +2,9 @@
 
 The rule is the executor's (:func:`batchviz.execute.memory.gather_kind`, which the traces
 call per argument position): batches are laid out one after another in schedule order; an
-argument position is a *view* when its argument nodes lie back to back in batch order, a
-*stacked* copy when a parameter is among them, else one gather copy. Here every argument
+argument position is a *view* when its argument nodes lie back to back in batch order (or,
+for a kernel with a batch axis, evenly spaced: a strided view), a *stacked* copy when a
+parameter is among them, else one gather copy. Here every argument
 position of every batch is classified with a handful of NumPy operations per position; the
 test suite checks that the counts equal the trace's and the executor's own, on many random
 graphs.
@@ -66,7 +67,7 @@ def _one_node_batches(a: GraphArrays) -> CopyCounts:
     stacked = gathered & a.is_param[a.arg_flat]
     n_stacked = int(stacked.sum())
     return CopyCounts(copies=n_stacked, copies_avoided=int(gathered.sum()) - n_stacked,
-                      elements_copied=int(a.size[a.arg_flat[stacked]].sum()))
+                      elements_copied=int(a.arg_size[stacked].sum()))
 
 
 def _position_copies(a: GraphArrays, users: np.ndarray, entry: np.ndarray,
@@ -84,25 +85,37 @@ def _position_copies(a: GraphArrays, users: np.ndarray, entry: np.ndarray,
     starts = np.flatnonzero(new_group)
     # the executor's step: element-wise ops use each user's size, others the first argument's
     elementwise = a.elementwise[users[starts]]
+    gap = np.empty_like(loc)               # from the previous argument's start to this one's
+    gap[0] = 0
+    np.subtract(loc[1:], loc[:-1], out=gap[1:])
+    broken = np.empty(len(users), dtype=bool)
+    broken[0] = False
     if elementwise.all():
         step = a.size[users]
+        # a group is a view when each argument starts where the previous one ends
+        np.not_equal(gap[1:], step[:-1], out=broken[1:])
     else:
         lengths = np.empty_like(starts)
         np.subtract(starts[1:], starts[:-1], out=lengths[:-1])
         lengths[-1] = len(users) - starts[-1]
-        step = np.repeat(a.size[arg[starts]], lengths)
+        step = np.repeat(a.arg_size[entry[starts]], lengths)
+        # a kernel with a batch axis reads a view when the arguments are evenly spaced, at
+        # least one argument apart (back to back: a view; further apart: a strided view)
+        first_gap = np.repeat(gap[np.minimum(starts + 1, len(users) - 1)], lengths)
+        np.not_equal(gap, first_gap, out=broken)
+        broken |= first_gap < step
         if elementwise.any():
             per_user = np.repeat(elementwise, lengths)
             step[per_user] = a.size[users[per_user]]
-    # a group is a view when each argument starts where the previous one ends
-    broken = np.empty(len(users), dtype=bool)
-    broken[0] = False
-    np.not_equal(loc[1:], loc[:-1] + step[:-1], out=broken[1:])
+            back_to_back = np.empty(len(users), dtype=bool)
+            back_to_back[0] = False
+            np.not_equal(gap[1:], step[:-1], out=back_to_back[1:])
+            broken[per_user] = back_to_back[per_user]
     broken &= ~new_group
     copied = np.logical_or.reduceat(broken, starts)
     stacked = np.logical_or.reduceat(loc < 0, starts)  # a parameter among the arguments
     gathered = copied & ~stacked
     n_view = len(starts) - int(np.count_nonzero(copied | stacked))
     elements = (int(np.add.reduceat(step, starts)[gathered].sum())
-                + int(np.add.reduceat(a.size[arg], starts)[stacked].sum()))
+                + int(np.add.reduceat(a.arg_size[entry], starts)[stacked].sum()))
     return CopyCounts(copies=len(starts) - n_view, copies_avoided=n_view, elements_copied=elements)

@@ -7,8 +7,9 @@ sequence, so the code for a minibatch is the naive loop over its sentences::
     for sentence in minibatch:
         outputs = lstm.initial_state().transduce([E[w] for w in sentence])
 
-Nothing here batches by hand: each step is three fused nodes (``bv.lstm_gates``,
-``bv.lstm_c``, ``bv.lstm_h``) per layer, and the runtime batches them across sentences.
+Nothing here batches by hand: each step is two fused nodes per layer (``bv.lstm_step``,
+the gates and the new cell, and ``bv.lstm_step_h``, the output), and the runtime batches
+them across sentences.
 The same code runs on matrices whose columns are instances (manual batching): the inputs
 ``x`` are then ``(input_dim, m)`` and the initial state gets ``m`` columns as well.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 import numbers
 
 from .. import ops
-from ..ops.lstm import UnitBuilder, lstm_unit
+from ..ops.lstm_steps import UnitBuilder, lstm_step_cell, lstm_unit
 
 
 def _dims(input_dim) -> tuple:
@@ -83,13 +84,15 @@ class LSTMBuilder:
 
 
 class LSTMState:
-    """One position in one sequence: the ``(h, c)`` of every layer. Immutable."""
+    """One position in one sequence: the ``(h, s)`` of every layer, ``s`` the layer's last
+    ``lstm_step`` node, which holds the cell ``c`` (or, before the first input or from
+    ``initial_state(vecs)``, the cell itself). Immutable."""
 
     __slots__ = ("builder", "layers")
 
     def __init__(self, builder: LSTMBuilder, layers):
         self.builder = builder
-        self.layers = layers  # tuple of (h, c) per layer, or None before the first input
+        self.layers = layers  # tuple of (h, s) per layer, or None before the first input
 
     def add_input(self, x) -> "LSTMState":
         """The state after reading ``x`` (an expression, or a list of input pieces)."""
@@ -105,9 +108,9 @@ class LSTMState:
             prev = ((zero, ops.api.zeros((b.hidden_dim,) + columns)),) * b.layers
         new = []
         for layer in range(b.layers):
-            h, c = prev[layer]
-            h, c = lstm_unit(b.b[layer], b._weights[layer], xs + [h], (c,), b.hidden_dim)
-            new.append((h, c))
+            h, s = prev[layer]
+            h, s = lstm_unit(b.b[layer], b._weights[layer], xs + [h], (s,), b.hidden_dim)
+            new.append((h, s))
             xs = [h]
         return LSTMState(b, tuple(new))
 
@@ -120,16 +123,18 @@ class LSTMState:
         return [] if self.layers is None else [h for h, _ in self.layers]
 
     def s(self) -> list:
-        """DyNet's full state: cells then outputs."""
+        """DyNet's full state: cells then outputs (a cell is cut out of its step node by a
+        ``pick_range`` node, built only when asked for)."""
         if self.layers is None:
             return []
-        return [c for _, c in self.layers] + [h for h, _ in self.layers]
+        return [lstm_step_cell(s) for _, s in self.layers] + [h for h, _ in self.layers]
 
     def transduce(self, xs) -> list:
         """Read the inputs ``xs`` in order; return the top-layer output after each.
 
-        A one-layer LSTM builds the steps after the first as :func:`~batchviz.lstm_sequence`
-        does (the same nodes, with the per-step bookkeeping done once per sequence)."""
+        A one-layer LSTM builds its steps as :func:`~batchviz.lstm_sequence` does (the same
+        nodes as ``add_input`` step by step, with the per-step bookkeeping done once per
+        sequence)."""
         xs = list(xs)
         b = self.builder
         if b.layers != 1 or len(xs) < 2:
@@ -138,15 +143,19 @@ class LSTMState:
                 state = state.add_input(x)
                 outputs.append(state.output())
             return outputs
-        first = self.add_input(xs[0])
-        h, c = first.layers[0]
-        steps = [list(x) if isinstance(x, (list, tuple)) else [x] for x in xs[1:]]
+        steps = [list(x) if isinstance(x, (list, tuple)) else [x] for x in xs]
+        k = len(b.input_dims)
         for pieces in steps:
-            if len(pieces) != len(b.input_dims):
-                raise ValueError(f"this LSTM takes {len(b.input_dims)} input piece(s) of sizes "
+            if len(pieces) != k:
+                raise ValueError(f"this LSTM takes {k} input piece(s) of sizes "
                                  f"{b.input_dims}, got {len(pieces)}")
-        states = b._unit.sequence(steps, h, c)
-        return [h] + [h for h, _ in states]
+        if self.layers is None:  # the zero state, with as many columns as the input
+            columns = steps[0][0].shape[1:]
+            h = ops.api.zeros((b.hidden_dim,) + columns)
+            s = ops.api.zeros((b.hidden_dim,) + columns)
+        else:
+            h, s = self.layers[0]
+        return [h for h, _ in b._unit.sequence(steps, h, s)]
 
 
 class BiLSTMBuilder:

@@ -41,6 +41,10 @@ class Op:
     arity: int | None = 1
     #: set for fixed-arity element-wise ops: their signature integer, the same in every graph
     fixed_signature: int | None = None
+    #: ``forward`` takes ``out=``, the batch's own segment of the arena shaped ``(n,) +
+    #: shape``, and writes the outputs there (it returns ``out``); otherwise the executor
+    #: copies the array ``forward`` returns into that segment
+    writes_output: bool = False
 
     # -- construction -------------------------------------------------------------------
     def infer_shape(self, shapes: list[tuple], attrs) -> tuple:
@@ -61,6 +65,16 @@ class Op:
         and signature computed once per distinct key per graph, then looked up: an LSTM
         builds the same ``W @ x`` shape thousands of times."""
         return None
+
+    def prefix_reads(self, key: tuple) -> dict:
+        """``{position: shape}`` for the argument positions of which a batch of signature
+        ``key`` reads only the *leading* elements of each argument node, seen as an array of
+        ``shape``. The executor then gathers (and scatters gradients back to) that prefix of
+        every node, and the signature names the prefix's shape, not the whole node's, so that
+        nodes reading the same prefix of differently sized nodes still batch. ``lstm_step``
+        reads the cell ``c`` at the front of the previous step's node this way. Default:
+        every argument is read whole."""
+        return {}
 
     def error(self, message: str) -> ShapeError:
         return ShapeError(f"{self.name}: {message}")

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..expression import Expression
-from ..model import ParameterBase
 from .base import BlockGradient, Op, register
 from ._build import build
 from .linalg import AffineArguments, _mm_shape
@@ -80,6 +78,45 @@ def _scale_by_derivative(d, g, out, hidden, xp):
     dt *= g[:, -hidden:]
 
 
+def gates_shape(op, shapes, hidden: int, blocks: int | None = None) -> tuple:
+    """The shape of the gates from terms of shapes ``[b, W1, x1, ...]``: ``b``'s rows (3 or
+    more blocks of ``hidden``; exactly ``blocks`` when given) and the inputs' columns."""
+    if len(shapes) < 3 or len(shapes) % 2 == 0:
+        raise op.error("takes [b, W1, x1, W2, x2, ...]: an odd number (>= 3) of "
+                       f"expressions, got {len(shapes)}")
+    b = shapes[0]
+    if len(b) != 1:
+        raise op.error(f"the bias must be a vector, got shape {b}")
+    if b[0] % hidden or b[0] // hidden < 3:
+        raise op.error(f"the bias has {b[0]} rows, which is not 3 or more blocks of "
+                       f"hidden={hidden} rows (gates [i, f..., o, u])")
+    if blocks is not None and b[0] != blocks * hidden:
+        raise op.error(f"the bias has {b[0]} rows, but the gates [i, f x{blocks - 3}, o, u] "
+                       f"need {blocks} blocks of hidden={hidden}: {blocks * hidden} rows")
+    tail = _columns(op, list(shapes[2::2]), "the inputs x_j")
+    for i in range(1, len(shapes), 2):
+        term = _mm_shape(op, shapes[i], shapes[i + 1])
+        if term[0] != b[0]:
+            raise op.error(f"term {i // 2 + 1} (W{shapes[i]} @ x{shapes[i + 1]}) has "
+                           f"{term[0]} rows but the bias has {b[0]}")
+    return b + tail
+
+
+def activated_gates(op, xp, terms, hidden: int):
+    """The batch's gates ``sigmoid/tanh(b + sum_j W_j x_j)`` from the arrays ``terms``
+    (``[b, W1, x1, ...]``), in the weights' block order ``[i, f..., o, u]``."""
+    total = op.products(xp, terms)
+    total += _bias_view(terms[0], total)
+    # tanh(x) = 2 sigmoid(2x) - 1: one sigmoid over the whole contiguous block is
+    # faster than a sigmoid and a tanh over column slices of every row
+    u = total[:, -hidden:]
+    u *= 2.0
+    _sigmoid_(total, xp)
+    u *= 2.0
+    u -= 1.0
+    return total
+
+
 class LSTMGates(AffineArguments):
     """``[b, W1, x1, ...] -> sigmoid/tanh(b + sum_j W_j x_j)`` in blocks of ``hidden`` rows."""
 
@@ -88,39 +125,13 @@ class LSTMGates(AffineArguments):
     arity = None
 
     def infer_shape(self, shapes, attrs):
-        hidden = attrs
-        if len(shapes) < 3 or len(shapes) % 2 == 0:
-            raise self.error("takes [b, W1, x1, W2, x2, ...]: an odd number (>= 3) of "
-                             f"expressions, got {len(shapes)}")
-        b = shapes[0]
-        if len(b) != 1:
-            raise self.error(f"the bias must be a vector, got shape {b}")
-        if b[0] % hidden or b[0] // hidden < 3:
-            raise self.error(f"the bias has {b[0]} rows, which is not 3 or more blocks of "
-                             f"hidden={hidden} rows (gates [i, f..., o, u])")
-        tail = _columns(self, list(shapes[2::2]), "the inputs x_j")
-        for i in range(1, len(shapes), 2):
-            term = _mm_shape(self, shapes[i], shapes[i + 1])
-            if term[0] != b[0]:
-                raise self.error(f"term {i // 2 + 1} (W{shapes[i]} @ x{shapes[i + 1]}) has "
-                                 f"{term[0]} rows but the bias has {b[0]}")
-        return b + tail
+        return gates_shape(self, shapes, attrs)
 
     def signature_prefix(self, attrs):
         return (attrs,)
 
     def forward(self, xp, ins, attrs, n):
-        hidden = attrs[0]
-        total = self.products(xp, ins)
-        total += _bias_view(ins[0], total)
-        # tanh(x) = 2 sigmoid(2x) - 1: one sigmoid over the whole contiguous block is
-        # faster than a sigmoid and a tanh over column slices of every row
-        u = total[:, -hidden:]
-        u *= 2.0
-        _sigmoid_(total, xp)
-        u *= 2.0
-        u -= 1.0
-        return total
+        return activated_gates(self, xp, ins, attrs[0])
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         hidden = attrs[0]
@@ -271,249 +282,6 @@ def lstm_h(c, gates):
     return build(_OUTPUT, (c, gates))
 
 
-_UNIT = object()  # first element of lstm_unit's memo keys (never equal to an Op's key)
-
-
-def lstm_unit(b, weights, inputs, cells, hidden: int) -> tuple:
-    """``(h, c)`` of one LSTM unit: the three nodes ``lstm_gates([b, W1, x1, ...])``,
-    ``lstm_c(cells, gates)`` and ``lstm_h(c, gates)`` built in one call.
-
-    A sequence LSTM step is ``weights = [Wx, Wh]``, ``inputs = [x, h_prev]``,
-    ``cells = [c_prev]``; a binary Tree-LSTM node is ``[U_L, U_R]``, ``[h_L, h_R]``,
-    ``[c_L, c_R]``; a Tree-LSTM leaf is ``[W]``, ``[x]``, ``[]``.
-
-    The nodes are exactly those the three functions build, but construction is paid on
-    every step of every sentence, so after the first unit of a given shape the shapes and
-    signatures come from the graph's memo instead of being checked and hashed again.
-    """
-    args = _unit_args(b, weights, inputs, cells)
-    if args is None:  # not all plain parameters and expressions of one graph
-        return _build_unit(b, weights, inputs, cells, hidden)
-    graph = inputs[0].graph
-    shapes, depths = graph.shapes, graph.depths
-    cell_nodes = tuple(c.node for c in cells)
-    key = (_UNIT, hidden, args[0], tuple(args[1::2]), tuple(shapes[a] for a in args[2::2]),
-           tuple(shapes[c] for c in cell_nodes))
-    known = graph.memo.get(key)
-    if known is None:  # first unit of this kind in the graph: build it the checked way
-        h, c = _build_unit(b, weights, inputs, cells, hidden)
-        gates = graph.args[h.node][1]
-        sigs = graph.sigs
-        graph.memo[key] = (sigs[gates], shapes[gates], sigs[c.node], shapes[c.node], sigs[h.node])
-        return h, c
-    gates_sig, gates_shape, c_sig, c_shape, h_sig = known
-    depth = 0
-    for a in args[2::2]:
-        if depths[a] > depth:
-            depth = depths[a]
-    gates = graph.push(_GATES, tuple(args), hidden, gates_shape, gates_sig, depth + 1)
-    depth += 1
-    for a in cell_nodes:
-        if depths[a] > depth:
-            depth = depths[a]
-    c = graph.push(_CELL, cell_nodes + (gates.node,), None, c_shape, c_sig, depth + 1)
-    h = graph.push(_OUTPUT, (c.node, gates.node), None, c_shape, h_sig, depth + 2)
-    return h, c
-
-
-class UnitBuilder:
-    """Builds many LSTM units of one kind - one bias, one list of weights - like
-    :func:`lstm_unit`, with the per-unit bookkeeping done once.
-
-    The first unit is built by :func:`lstm_unit` (every check, and the graph's memo). When
-    the bias and weights are model parameters, their node ids, the input and cell shapes and
-    the three signatures are then known for the whole graph, so a later unit whose inputs
-    and cells are expressions of that graph with the same shapes is three pushes. Anything
-    else goes through :func:`lstm_unit` again, which reports mistakes at the user's line.
-    The nodes are exactly those :func:`lstm_unit` builds. (Per-instance code: a sequence or
-    a tree of one instance; the runtime still does the batching across instances.)"""
-
-    def __init__(self, b, weights, hidden: int):
-        self.b, self.weights, self.hidden = b, list(weights), int(hidden)
-        self.graph = None  # the graph whose unit of this kind was learnt from
-
-    def __call__(self, inputs, cells) -> tuple:
-        """``(h, c)`` of one unit: ``inputs`` matched with the weights, previous ``cells``."""
-        graph = self.graph
-        if graph is not None and not graph.finished:
-            xs = _nodes_of(graph, inputs, self.input_shapes)
-            if xs is not None:
-                cs = _nodes_of(graph, cells, self.cell_shapes)
-                if cs is not None:
-                    return self._push(graph, xs, cs)
-        h, c = lstm_unit(self.b, self.weights, list(inputs), tuple(cells), self.hidden)
-        self._learn(h, c)
-        return h, c
-
-    def _learn(self, h, c) -> None:
-        graph = h.graph
-        gates = graph.args[h.node][1]
-        args = graph.args[gates]
-        if any(a not in graph.param_of_node for a in (args[0],) + args[1::2]):
-            self.graph = None  # a bias or weight that is an expression: no shortcut
-            return
-        shapes, sigs = graph.shapes, graph.sigs
-        self.graph = graph
-        self.template = list(args)  # [b, W1, x1, ...]: the x slots change per unit
-        self.input_shapes = [shapes[a] for a in args[2::2]]
-        self.cell_shapes = [shapes[a] for a in graph.args[c.node][:-1]]
-        self.kinds = (sigs[gates], shapes[gates], sigs[c.node], shapes[c.node], sigs[h.node])
-
-    def _push(self, graph, xs, cs) -> tuple:
-        gates_sig, gates_shape, c_sig, c_shape, h_sig = self.kinds
-        depths, push = graph.depths, graph.push
-        template = self.template
-        template[2::2] = xs
-        depth = 0
-        for a in xs:
-            if depths[a] > depth:
-                depth = depths[a]
-        depth += 1  # the gates'
-        g = push(_GATES, tuple(template), self.hidden, gates_shape, gates_sig, depth).node
-        for a in cs:
-            if depths[a] > depth:
-                depth = depths[a]
-        c = push(_CELL, tuple(cs) + (g,), None, c_shape, c_sig, depth + 1)
-        h = push(_OUTPUT, (c.node, g), None, c_shape, h_sig, depth + 2)
-        return h, c
-
-    def sequence(self, steps, h, c) -> list:
-        """``[(h_1, c_1), ..., (h_T, c_T)]``: a sequence LSTM's units from the state
-        ``(h, c)``, step ``t`` reading the input pieces ``steps[t]`` (see
-        :func:`lstm_sequence`).
-
-        Once the builder knows this graph's unit, ``h`` and ``c`` are nodes of the learnt
-        shapes, so only the input pieces need checking: every following step whose pieces
-        pass is appended in one ``push_steps``. A step whose pieces do not pass goes through
-        the checked path (which reports the mistake at the user's line, or builds it the
-        general way)."""
-        steps = list(steps)
-        out: list = []
-        ours = False  # whether (h, c) came from this builder, in self.graph
-        t = 0
-        while t < len(steps):
-            graph = self.graph
-            if ours and not graph.finished:
-                checked = _checked_steps(graph, steps, t, self.input_shapes[:-1])
-                if checked:
-                    out += self.push_steps(graph, checked, h.node, c.node)
-                    t += len(checked)
-                    h, c = out[-1]
-                    continue
-            h, c = self(list(steps[t]) + [h], (c,))
-            ours = self.graph is not None
-            out.append((h, c))
-            t += 1
-        return out
-
-    def push_steps(self, graph, inputs: list, h: int, c: int) -> list:
-        """Sequence steps from the state ``(h, c)`` (node ids of this graph, of the learnt
-        shapes), one per item of ``inputs`` (the checked input node ids of each step, without
-        ``h``): the nodes :meth:`_push` would append step by step, appended to the graph's
-        lists at once. Returns the ``(h, c)`` expressions of every step."""
-        gates_sig, gates_shape, c_sig, c_shape, h_sig = self.kinds
-        template = self.template
-        depths = graph.depths
-        first = g = len(graph.ops)
-        args, node_depths = [], []
-        dh, dc = depths[h], depths[c]
-        one_piece = len(template) == 5
-        if one_piece:
-            b, W, Wh = template[0], template[1], template[3]
-        for xs in inputs:
-            if one_piece:  # [b, W, x, Wh, h]: the common case, without the slicing
-                x = xs[0]
-                d = depths[x]
-                gates_args = (b, W, x, Wh, h)
-            else:
-                d = max(map(depths.__getitem__, xs))
-                template[2::2] = xs + [h]
-                gates_args = tuple(template)
-            d = (d if d > dh else dh) + 1     # the gates'
-            dc = (d if d > dc else dc) + 1    # the cell's
-            dh = dc + 1                       # the output's
-            args += (gates_args, (c, g), (g + 1, g))
-            node_depths += (d, dc, dh)
-            c, h = g + 1, g + 2
-            g += 3
-        T = len(inputs)
-        graph.push_many([_GATES, _CELL, _OUTPUT] * T, args, [self.hidden, None, None] * T,
-                        [gates_shape, c_shape, c_shape] * T, [gates_sig, c_sig, h_sig] * T,
-                        node_depths)
-        return [(Expression(graph, n + 2), Expression(graph, n + 1))
-                for n in range(first, g, 3)]
-
-
-def _nodes_of(graph, expressions, shapes_wanted):
-    """The node ids of ``expressions`` when they are expressions of ``graph`` with the
-    shapes ``shapes_wanted``; None otherwise."""
-    nodes = [e.node for e in expressions if type(e) is Expression and e.graph is graph]
-    if len(nodes) != len(expressions) or [graph.shapes[a] for a in nodes] != shapes_wanted:
-        return None
-    return nodes
-
-
-def lstm_sequence(b, weights, steps, h, c, hidden: int) -> list:
-    """``[(h_1, c_1), ..., (h_T, c_T)]`` of a sequence LSTM started from ``(h, c)``:
-    ``lstm_unit(b, weights, steps[t] + [h_{t-1}], (c_{t-1},), hidden)`` for every step
-    (``steps[t]``: the list of input pieces at step ``t``; ``weights``: one matrix per
-    piece, then ``Wh``), built by one :class:`UnitBuilder` (see its ``sequence``)."""
-    return UnitBuilder(b, weights, hidden).sequence(steps, h, c)
-
-
-def _checked_steps(graph, steps, t: int, shapes_wanted) -> list:
-    """The node ids of the input pieces of ``steps[t]``, ``steps[t + 1]``, ...: as many
-    steps as pass :func:`_nodes_of` in a row (possibly none)."""
-    checked = []
-    for pieces in steps[t:]:
-        xs = _nodes_of(graph, pieces, shapes_wanted)
-        if xs is None:
-            break
-        checked.append(xs)
-    return checked
-
-
-def _build_unit(b, weights, inputs, cells, hidden):
-    terms = [b]
-    for W, x in zip(weights, inputs):
-        terms += [W, x]
-    gates = lstm_gates(terms, hidden)
-    c = lstm_c(cells, gates)
-    return lstm_h(c, gates), c
-
-
-def _unit_args(b, weights, inputs, cells):
-    """The gates node's argument ids ``[b, W1, x1, ...]`` when every weight is a parameter and
-    every input and cell an expression of one live graph; None otherwise."""
-    first = inputs[0] if inputs else None
-    if type(first) is not Expression or len(weights) != len(inputs):
-        return None
-    graph = first.graph
-    if graph.finished:
-        return None
-    param_node = graph.param_node
-    node = param_node.get(id(b))
-    if node is None:
-        if not isinstance(b, ParameterBase):
-            return None
-        node = graph.parameter_node(b)
-    args = [node]
-    for W, x in zip(weights, inputs):
-        node = param_node.get(id(W))
-        if node is None:
-            if not isinstance(W, ParameterBase):
-                return None
-            node = graph.parameter_node(W)
-        if type(x) is not Expression or x.graph is not graph:
-            return None
-        args.append(node)
-        args.append(x.node)
-    for c in cells:
-        if type(c) is not Expression or c.graph is not graph:
-            return None
-    return args
-
-
 def vanilla_lstm_gates(x, h_prev, Wx, Wh, b):
     """DyNet's ``vanilla_lstm_gates``: gates ``[i, f, o, g]`` of one LSTM step.
 
@@ -544,5 +312,4 @@ def vanilla_lstm_h(c, gates):
     return lstm_h(c, gates)
 
 
-__all__ = ["lstm_gates", "lstm_c", "lstm_h", "lstm_unit", "lstm_sequence", "UnitBuilder", "vanilla_lstm_gates", "vanilla_lstm_c",
-           "vanilla_lstm_h"]
+__all__ = ["lstm_gates", "lstm_c", "lstm_h", "vanilla_lstm_gates", "vanilla_lstm_c", "vanilla_lstm_h"]

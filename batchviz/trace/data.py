@@ -91,7 +91,8 @@ class ArgumentRead:
     """How a batch obtained one argument position (§3.3).
 
     ``kind`` is ``"shared"`` (one node for the whole batch, e.g. a parameter ``W``),
-    ``"view"`` (the arguments lie back to back in memory: no copy) or ``"copy"`` (one gather
+    ``"view"`` (the arguments lie back to back in memory, or evenly spaced for a kernel with
+    a batch axis, ``detail`` then says ``"strided"``: no copy) or ``"copy"`` (one gather
     kernel copies them into a contiguous block; ``detail`` says ``"stacked"`` when parameters
     among them had to be copied node by node)."""
 

@@ -2,14 +2,15 @@
 
 The executor gives every batch one contiguous segment of memory, batches one after another
 in schedule order (§3.3), and a later batch reads an argument position as a *view* when its
-argument nodes lie back to back in batch order, else it copies them with one gather kernel.
+argument nodes lie back to back in batch order (or, for a kernel with a batch axis, evenly
+spaced: a strided view), else it copies them with one gather kernel.
 Here the same layout is computed from addresses alone - no arrays - and every argument
 position is classified by :func:`batchviz.execute.memory.gather_kind`, the very function the
 executor decides with, so a trace reports exactly the copies a run from scratch makes.
 """
 from __future__ import annotations
 
-from ..execute.memory import COPY, STACK, VIEW, gather_kind, size_of
+from ..execute.memory import COPY, STACK, STRIDED, VIEW, gather_kind, size_of
 from .data import ArgumentRead
 
 
@@ -43,16 +44,20 @@ def argument_reads(graph, batches: list, itemsize: int) -> list:
                 reads.append(ArgumentRead(j, "shared", 0, f"{_name(graph, args[first][j])} read once"))
                 continue
             nodes = [args[i][j] for i in batch]
-            sizes = out_sizes if elementwise else size_of(shapes[nodes[0]])
-            kind = gather_kind([address[a] for a in nodes], sizes, _one_arena)
+            read = info.reads.get(j)  # a prefix of each argument, or all of it
+            sizes = out_sizes if elementwise else size_of(read or shapes[nodes[0]])
+            kind = gather_kind([address[a] for a in nodes], sizes, _one_arena, not elementwise)
             if kind == VIEW:
                 reads.append(ArgumentRead(j, "view"))
+            elif kind == STRIDED:
+                reads.append(ArgumentRead(j, "view", 0, "strided: evenly spaced, no copy"))
             elif kind == COPY:
                 total = len(nodes) * sizes if isinstance(sizes, int) else sum(sizes)
                 reads.append(ArgumentRead(j, "copy", total * itemsize, "gather"))
             else:
                 assert kind == STACK
-                total = sum(size_of(shapes[a]) for a in nodes)
+                total = (len(nodes) * size_of(read) if read
+                         else sum(size_of(shapes[a]) for a in nodes))
                 params = sorted({_name(graph, a) for a in nodes if address[a] < 0})
                 reads.append(ArgumentRead(j, "copy", total * itemsize,
                                           "stacked node by node: parameter " + ", ".join(params)

@@ -155,7 +155,7 @@ class LSTMState:
             s = ops.api.zeros((b.hidden_dim,) + columns)
         else:
             h, s = self.layers[0]
-        return [h for h, _ in b._unit.sequence(steps, h, s)]
+        return b._unit.outputs(steps, h, s)
 
 
 class BiLSTMBuilder:

@@ -79,8 +79,8 @@ class SGDTrainer(Trainer):
         self.learning_rate = self.initial_learning_rate / (1.0 + self.decay * self.epoch)
 
     def _step(self, p, grad, scale) -> None:
-        step = grad * (self.learning_rate * scale)
-        p._array -= step
+        grad *= self.learning_rate * scale   # in place: the gradient is zeroed right after
+        p._array -= grad
 
 
 class AdamTrainer(Trainer):

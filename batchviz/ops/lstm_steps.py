@@ -367,6 +367,15 @@ class UnitBuilder:
         appended in one ``push_steps``. A step whose pieces do not pass goes through the
         checked path (which reports the mistake at the user's line, or builds it the general
         way)."""
+        return self._sequence(steps, h, s, states=True)
+
+    def outputs(self, steps, h, s) -> list:
+        """``[h_1, ..., h_T]``: the same nodes as :meth:`sequence`, only the outputs handed
+        back (a BiLSTM's ``transduce`` needs nothing else: no expression is made for the
+        step nodes)."""
+        return self._sequence(steps, h, s, states=False)
+
+    def _sequence(self, steps, h, s, states: bool) -> list:
         steps = list(steps)
         out: list = []
         ours = False  # whether (h, s) came from this builder, in self.graph
@@ -376,21 +385,28 @@ class UnitBuilder:
             if ours and not graph.finished:
                 checked = _checked_steps(graph, steps, t, self.input_shapes[:-1])
                 if checked:
-                    out += self.push_steps(graph, checked, h.node, s.node)
+                    first = self.push_steps(graph, checked, h.node, s.node)
+                    last = first + 2 * len(checked)
+                    if states:
+                        out += [(Expression(graph, n + 1), Expression(graph, n))
+                                for n in range(first, last, 2)]
+                    else:
+                        out += [Expression(graph, n) for n in range(first + 1, last, 2)]
+                    h, s = Expression(graph, last - 1), Expression(graph, last - 2)
                     t += len(checked)
-                    h, s = out[-1]
                     continue
             h, s = self(list(steps[t]) + [h], (s,))
             ours = self.graph is not None
-            out.append((h, s))
+            out.append((h, s) if states else h)
             t += 1
         return out
 
-    def push_steps(self, graph, inputs: list, h: int, s: int) -> list:
+    def push_steps(self, graph, inputs: list, h: int, s: int) -> int:
         """Sequence steps from the state ``(h, s)`` (node ids of this graph that this
         builder made), one per item of ``inputs`` (the checked input node ids of each step,
         without ``h``): the nodes :meth:`_push` would append step by step, appended to the
-        graph's lists at once. Returns the ``(h, s)`` expressions of every step."""
+        graph's lists at once. Returns the first new node id: step ``t``'s step node is
+        ``first + 2 t``, its output the next."""
         step_sig, step_shape, h_sig, h_shape = self.kinds
         step_attrs, hidden = self.step_attrs, self.hidden
         template = self.template
@@ -419,7 +435,7 @@ class UnitBuilder:
         T = len(inputs)
         graph.push_many([_STEP, _STEP_H] * T, args, [step_attrs, hidden] * T,
                         [step_shape, h_shape] * T, [step_sig, h_sig] * T, node_depths)
-        return [(Expression(graph, n + 1), Expression(graph, n)) for n in range(first, node, 2)]
+        return first
 
 
 def _nodes_of(graph, expressions, shapes_wanted):

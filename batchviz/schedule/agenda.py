@@ -200,9 +200,9 @@ class _Agenda:
         by_rank = ranks.argsort(kind="stable")
         ranks = ranks[by_rank]
         nodes = nodes[by_rank]
-        cuts = np.flatnonzero(ranks[1:] != ranks[:-1]) + 1
-        for r, group in zip(ranks[np.concatenate(([0], cuts))].tolist(), np.split(nodes, cuts)):
-            self._add(r, group)
+        cuts = (np.flatnonzero(ranks[1:] != ranks[:-1]) + 1).tolist()
+        for lo, hi in zip([0] + cuts, cuts + [len(nodes)]):
+            self._add(int(ranks[lo]), nodes[lo:hi])
 
     def _add(self, r: int, nodes: np.ndarray) -> None:
         chunks = self.ready.get(r)

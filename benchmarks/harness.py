@@ -25,6 +25,8 @@ import numpy as np
 from .common import RESULTS_DIR, format_table, machine_info, write_json
 
 STRATEGIES = ("none", "depth", "agenda")
+#: timed rounds per mode in a full run (``--repeat``); the fastest counts
+ROUNDS = 3
 FLOP_FORMULA = ("training FLOPs = 3 x sum over every matrix-vector product W x of 2 |W| "
                 "(forward 2|W|, backward 2|W| for dx and 2|W| for dW; element-wise ops not counted)")
 
@@ -209,7 +211,8 @@ def finish(task: str, settings: dict, machine_rate: dict, products: Products,
     machine.update(machine_rate)
     machine["blas_threads"] = os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get(
         "OMP_NUM_THREADS") or f"default ({os.cpu_count()} cores)"
-    payload = {"task": task, "quick": quick, "settings": settings, "machine": machine,
+    payload = {"task": task, "quick": quick, "rounds": 1 if quick else ROUNDS,
+               "settings": settings, "machine": machine,
                "flops_per_minibatch": products.training_flops, "flop_formula": FLOP_FORMULA,
                "results": results}
     if not quick:
@@ -222,11 +225,11 @@ def run_modes(task: str, title: str, builders: dict, trainer, products: Products
               instances: int, settings: dict, quick: bool, unit: str = "sent/s") -> dict:
     """Time every mode (``name -> (strategy, build_loss)``), print, save, return the payload.
 
-    Each mode runs one warm-up step, then ``repeat`` timed steps; the fastest counts (the
-    paper reports the fastest of three). The modes take turns (A B C A B C ...), so that a
+    Each mode runs one warm-up step, then ``ROUNDS`` timed steps (``--repeat``, 3 by
+    default); the fastest counts (the paper reports the fastest of three). The modes take turns (A B C A B C ...), so that a
     burst of load from elsewhere on a shared machine does not hit one mode only, and every
     step starts from the same parameters, so every mode does exactly the same work."""
-    repeat, warmup = (1, 0) if quick else (3, 1)
+    repeat, warmup = (1, 0) if quick else (ROUNDS, 1)
     seconds = 0.02 if quick else 0.2
     machine_rate = machine_gemm_rate(products, seconds=seconds)
     params = trainer.model.parameters()

@@ -23,7 +23,7 @@ def test_quick_run_writes_the_results_json(task, tmp_path, capsys):
     out = tmp_path / f"{task}.json"
     assert main([task, "--quick", "--json", str(out)]) == 0
     payload = json.loads(out.read_text())
-    assert payload["task"] == task
+    assert payload["task"] == task and payload["rounds"] == 1
     assert payload["machine"]["gemm_flops_per_s"] > 0
     modes = payload["results"]
     expected = {"none", "depth", "agenda"}
@@ -61,3 +61,19 @@ def test_report_without_results(tmp_path, capsys):
 
     assert report.run(quick=True, directory=tmp_path)["tasks"] == []
     assert "no results" in capsys.readouterr().out
+
+
+def test_repeat_sets_the_timed_rounds(capsys):
+    """--repeat N is the number of timed rounds of a full run (the quick run times one),
+    recorded in the JSON; fewer than one is refused with the option's name."""
+    from benchmarks import harness
+
+    before = harness.ROUNDS
+    try:
+        assert main(["synthetic", "--quick", "--repeat", "5"]) == 0
+        assert harness.ROUNDS == 5
+        with pytest.raises(SystemExit):
+            main(["synthetic", "--quick", "--repeat", "0"])
+        assert "--repeat must be at least 1" in capsys.readouterr().err
+    finally:
+        harness.ROUNDS = before

@@ -93,7 +93,7 @@ def draw_memory(graph, batch_index: int) -> graphviz.Digraph:
     per batch, top to bottom in address order, and one cell per node. For the batch
     ``batch_index`` it marks its outputs (orange) and the cells it read (yellow), with how
     each argument position was read: ``view`` (the arguments lie back to back: no copy),
-    ``copy`` (one gather kernel), ``stack`` (a parameter is involved: the slow path), or
+    ``strided`` (evenly spaced, read in place), ``copy`` (one gather kernel), ``stack`` (a parameter is involved: the slow path), or
     ``shared`` (one node for the whole batch, such as the ``W`` of ``W @ h``)."""
     records = graph.memory.records
     chosen = records[batch_index]

@@ -144,7 +144,8 @@ def test_unit_builders_build_exactly_the_per_step_nodes(monkeypatch):
     from batchviz.nn.lstm import LSTMState
 
     model = bv.Model(seed=0)
-    bilstm = BiLSTMBuilder(2, 5, 4, model)
+    bilstm = BiLSTMBuilder(2, 5, 4, model)           # steps of one and of two input pieces
+    three = LSTMBuilder(1, (5, 5, 5), 4, model)      # three pieces: the general case
     cell = TreeLSTMCell(model, 5, 4)
     E = model.add_lookup_parameters((30, 5))
     trees = synthetic_trees(3, min_leaves=2, max_leaves=7, vocab_size=30, seed=1)
@@ -153,6 +154,7 @@ def test_unit_builders_build_exactly_the_per_step_nodes(monkeypatch):
     def build():
         for n in (1, 2, 6):
             bilstm.transduce([E[i] for i in range(n)])
+            three.initial_state().transduce([[E[i], E[i + 1], E[i + 2]] for i in range(n)])
         for tree in trees:
             cell.encode(tree, lambda word: E[rows.setdefault(word, len(rows) % 30)])
 

@@ -386,14 +386,15 @@ class UnitBuilder:
                 checked = _checked_steps(graph, steps, t, self.input_shapes[:-1])
                 if checked:
                     first = self.push_steps(graph, checked, h.node, s.node)
-                    last = first + 2 * len(checked)
+                    n_steps = len(checked) // (len(self.input_shapes) - 1)
+                    last = first + 2 * n_steps
                     if states:
                         out += [(Expression(graph, n + 1), Expression(graph, n))
                                 for n in range(first, last, 2)]
                     else:
                         out += [Expression(graph, n) for n in range(first + 1, last, 2)]
                     h, s = Expression(graph, last - 1), Expression(graph, last - 2)
-                    t += len(checked)
+                    t += n_steps
                     continue
             h, s = self(list(steps[t]) + [h], (s,))
             ours = self.graph is not None
@@ -403,10 +404,11 @@ class UnitBuilder:
 
     def push_steps(self, graph, inputs: list, h: int, s: int) -> int:
         """Sequence steps from the state ``(h, s)`` (node ids of this graph that this
-        builder made), one per item of ``inputs`` (the checked input node ids of each step,
-        without ``h``): the nodes :meth:`_push` would append step by step, appended to the
-        graph's lists at once. Returns the first new node id: step ``t``'s step node is
-        ``first + 2 t``, its output the next."""
+        builder made) reading ``inputs``, the checked input node ids of all steps, one after
+        another (as many per step as the unit has input pieces besides ``h``): the nodes
+        :meth:`_push` would append step by step, appended to the graph's lists at once.
+        Returns the first new node id: step ``t``'s step node is ``first + 2 t``, its output
+        the next."""
         step_sig, step_shape, h_sig, h_shape = self.kinds
         step_attrs, hidden = self.step_attrs, self.hidden
         template = self.template
@@ -414,25 +416,41 @@ class UnitBuilder:
         first = node = len(graph.ops)
         args, node_depths = [], []
         dh = depths[h]  # (the output is always one deeper than its step node)
-        one_piece = len(template) == 5
-        if one_piece:
+        k = len(template) // 2 - 1  # input pieces per step, h aside
+        if k == 1:    # [b, W, x, Wh, h]: a first layer; written out, without the slicing
             b, W, Wh = template[0], template[1], template[3]
-        for xs in inputs:
-            if one_piece:  # [b, W, x, Wh, h]: the common case, without the slicing
-                x = xs[0]
+            for x in inputs:
                 d = depths[x]
-                step_args = (b, W, x, Wh, h, s)
-            else:
+                d = (d if d > dh else dh) + 1     # the step's
+                dh = d + 1                        # the output's
+                args += ((b, W, x, Wh, h, s), (node,))
+                node_depths += (d, dh)
+                s, h = node, node + 1
+                node += 2
+        elif k == 2:  # [b, Wf, f, Wb, b, Wh, h]: a BiLSTM's upper layer, likewise
+            b, Wf, Wb, Wh = template[0], template[1], template[3], template[5]
+            for j in range(0, len(inputs), 2):
+                f, x = inputs[j], inputs[j + 1]
+                d, dx = depths[f], depths[x]
+                d = (d if d > dx else dx)
+                d = (d if d > dh else dh) + 1
+                dh = d + 1
+                args += ((b, Wf, f, Wb, x, Wh, h, s), (node,))
+                node_depths += (d, dh)
+                s, h = node, node + 1
+                node += 2
+        else:
+            for j in range(0, len(inputs), k):
+                xs = inputs[j:j + k]
                 d = max(map(depths.__getitem__, xs))
                 template[2::2] = xs + [h]
-                step_args = tuple(template) + (s,)
-            d = (d if d > dh else dh) + 1     # the step's
-            dh = d + 1                        # the output's
-            args += (step_args, (node,))
-            node_depths += (d, dh)
-            s, h = node, node + 1
-            node += 2
-        T = len(inputs)
+                d = (d if d > dh else dh) + 1
+                dh = d + 1
+                args += (tuple(template) + (s,), (node,))
+                node_depths += (d, dh)
+                s, h = node, node + 1
+                node += 2
+        T = (node - first) // 2
         graph.push_many([_STEP, _STEP_H] * T, args, [step_attrs, hidden] * T,
                         [step_shape, h_shape] * T, [step_sig, h_sig] * T, node_depths)
         return first
@@ -458,7 +476,8 @@ def lstm_sequence(b, weights, steps, h, s, hidden: int) -> list:
 
 def _checked_steps(graph, steps, t: int, shapes_wanted) -> list:
     """The node ids of the input pieces of ``steps[t]``, ``steps[t + 1]``, ...: as many
-    steps as pass :func:`_nodes_of` in a row (possibly none).
+    steps as pass :func:`_nodes_of` in a row (possibly none), as one flat list (``k`` ids
+    per step, ``k = len(shapes_wanted)``).
 
     Usually every step passes: the pieces of all steps are then checked together (one list
     of node ids, one comparison of their shapes), and step by step only when some fail."""
@@ -469,15 +488,13 @@ def _checked_steps(graph, steps, t: int, shapes_wanted) -> list:
         nodes = [e.node for e in flat if type(e) is Expression and e.graph is graph]
         if (len(nodes) == len(flat)
                 and list(map(graph.shapes.__getitem__, nodes)) == shapes_wanted * len(rest)):
-            if k == 1:
-                return [[n] for n in nodes]
-            return [nodes[i:i + k] for i in range(0, len(nodes), k)]
+            return nodes
     checked = []
     for pieces in rest:
         xs = _nodes_of(graph, pieces, shapes_wanted)
         if xs is None:
             break
-        checked.append(xs)
+        checked += xs
     return checked
 
 

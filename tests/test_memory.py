@@ -160,3 +160,25 @@ def test_strided_view_slices_or_strides_at_the_end_of_the_arena():
         assert np.shares_memory(view, flat)
     at_end += 100.0                                     # writes go where the blocks live
     assert flat[18] == 118.0 and flat[10] == 10.0
+
+
+def test_evenly_spaced_scalars_are_a_strided_view_for_element_wise_ops(float64):
+    """Scalars evenly spaced in one batch (every second loss, as a per-sentence esum reads
+    the losses of sentences of one length) are a flat block with a step: an element-wise
+    op reads them in place too, and the gradients land on the right scalars."""
+    model = bv.Model(seed=1)
+    P = [model.add_parameters(3, init="normal") for _ in range(6)]
+    with bv.Graph(strategy="depth") as g:
+        sums = [bv.sum_elems(p * 1.0) for p in P]             # one batch of six scalars
+        loss = bv.esum([bv.tanh(sums[j]) for j in (0, 2, 4)] + [sums[j] * 3.0 for j in (1, 3, 5)])
+        value = loss.value()
+        loss.backward()
+        tanh = [rec for rec in g.memory.records if rec.op.name == "tanh"]
+    assert [s[0] for s in tanh[0].sources] == ["strided"]
+    x = [P[j].value() for j in range(6)]
+    expected = sum(np.tanh(x[j].sum()) for j in (0, 2, 4)) + 3 * sum(x[j].sum() for j in (1, 3, 5))
+    assert abs(value - expected) < 1e-12
+    for j in (0, 2, 4):
+        np.testing.assert_allclose(P[j].grad, np.full(3, 1 - np.tanh(x[j].sum()) ** 2), rtol=1e-12)
+    for j in (1, 3, 5):
+        np.testing.assert_allclose(P[j].grad, np.full(3, 3.0), rtol=1e-12)

@@ -152,9 +152,10 @@ def reference_copies(graph, batches) -> CopyCounts:
                 continue
             nodes = [args[i][j] for i in batch]
             locs = [address.get(a, -1) if a not in params else -1 for a in nodes]
-            if info.op.elementwise:
+            if info.op.elementwise:  # the batch's output sizes: one int when all equal
                 sizes = [size_of(shapes[i]) for i in batch]
-                kind = gather_kind(locs, sizes, lambda loc: 0)
+                same = sizes[0] if sizes.count(sizes[0]) == len(sizes) else sizes
+                kind = gather_kind(locs, same, lambda loc: 0)
             else:  # one size: the argument's, or the prefix the signature reads of it
                 sizes = size_of(info.reads.get(j) or shapes[nodes[0]])
                 kind = gather_kind(locs, sizes, lambda loc: 0, batch_axis=True)

@@ -9,7 +9,8 @@ When a batch's argument nodes are consecutive in one arena and in batch order, t
 reads them as a *view*: no copy. When they are evenly spaced instead (every 40th word
 vector of a lookup batch laid out sentence by sentence, or the cells at the front of the
 previous step's nodes, ``lstm_step``), a kernel that takes a batch axis reads them as a
-*strided* view: no copy either, the batch axis simply steps further. Otherwise one gather
+*strided* view: no copy either, the batch axis simply steps further (and any kernel reads
+evenly spaced scalars, such as the losses that a per-sentence ``esum`` adds up, that way). Otherwise one gather
 kernel ``arena[index]`` copies them into a contiguous block (the paper's App. B
 "sparse-to-dense" copy); the backward pass scatters gradients back through the same index
 ("dense-to-sparse").
@@ -117,8 +118,9 @@ def gather_kind(locs: list, sizes, arena_of, batch_axis: bool = False) -> str:
     names the arena of an address; ``batch_axis``: the kernel takes its arguments with a
     batch axis (every op but the element-wise ones, which read flat blocks).
 
-    VIEW when they lie back to back in one arena (no copy, §3.3); STRIDED when, for a kernel
-    with a batch axis, they are evenly spaced further apart than their size (no copy
+    VIEW when they lie back to back in one arena (no copy, §3.3); STRIDED when they are
+    evenly spaced further apart than their size and either the kernel has a batch axis or
+    they are scalars (evenly spaced scalars are a flat block too, with a step; no copy
     either); STACK when a parameter (address -1) or several arenas are involved; otherwise
     COPY (one gather kernel). The executor and the traces (``batchviz.trace``) both decide
     with this one function, so the copies a trace reports are the copies the executor
@@ -129,7 +131,7 @@ def gather_kind(locs: list, sizes, arena_of, batch_axis: bool = False) -> str:
         if locs == list(range(first, first + n * sizes, sizes)):
             if arena_of(first) == arena_of(locs[-1]):
                 return VIEW
-        elif batch_axis and n > 1:
+        elif (batch_axis or sizes == 1) and n > 1:
             step = locs[1] - first
             if (step > sizes and locs == list(range(first, first + n * step, step))
                     and arena_of(first) == arena_of(locs[-1])):
@@ -225,8 +227,8 @@ class Memory:
 
         ``sizes`` is one int when all nodes have the same size, else a list. Returns
         ``(array, (kind, ...))`` where kind is VIEW (no copy), STRIDED (no copy: an
-        ``(n, size)`` array, only when ``batch_axis``), COPY (one gather kernel) or STACK
-        (the slow path: parameters or several arenas involved)."""
+        ``(n, size)`` array when ``batch_axis``, a flat one for scalars), COPY (one gather
+        kernel) or STACK (the slow path: parameters or several arenas involved)."""
         locs = list(map(self.address.__getitem__, nodes))
         kind = gather_kind(locs, sizes, self.arena_of, batch_axis)
         if kind == STACK:  # (an argument read by its prefix: the first ``size`` elements)
@@ -247,7 +249,8 @@ class Memory:
             if kind == STRIDED:
                 stats.copies_avoided += 1
                 step = locs[1] - first
-                return (strided_view(state.xp, arena, first - base, n, sizes, step),
+                block = strided_view(state.xp, arena, first - base, n, sizes, step)
+                return (block[:, 0] if sizes == 1 else block,  # scalars: a flat block
                         (STRIDED, k, first - base, n, sizes, step))
             starts = np.asarray(locs, dtype=np.int64) - base
             if sizes == 1:

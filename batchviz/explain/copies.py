@@ -3,8 +3,8 @@
 The rule is the executor's (:func:`batchviz.execute.memory.gather_kind`, which the traces
 call per argument position): batches are laid out one after another in schedule order; an
 argument position is a *view* when its argument nodes lie back to back in batch order (or,
-for a kernel with a batch axis, evenly spaced: a strided view), a *stacked* copy when a
-parameter is among them, else one gather copy. Here every argument
+for a kernel with a batch axis or for scalars, evenly spaced: a strided view), a *stacked*
+copy when a parameter is among them, else one gather copy. Here every argument
 position of every batch is classified with a handful of NumPy operations per position; the
 test suite checks that the counts equal the trace's and the executor's own, on many random
 graphs.
@@ -90,27 +90,26 @@ def _position_copies(a: GraphArrays, users: np.ndarray, entry: np.ndarray,
     np.subtract(loc[1:], loc[:-1], out=gap[1:])
     broken = np.empty(len(users), dtype=bool)
     broken[0] = False
-    if elementwise.all():
-        step = a.size[users]
-        # a group is a view when each argument starts where the previous one ends
-        np.not_equal(gap[1:], step[:-1], out=broken[1:])
-    else:
-        lengths = np.empty_like(starts)
-        np.subtract(starts[1:], starts[:-1], out=lengths[:-1])
-        lengths[-1] = len(users) - starts[-1]
-        step = np.repeat(a.arg_size[entry[starts]], lengths)
-        # a kernel with a batch axis reads a view when the arguments are evenly spaced, at
-        # least one argument apart (back to back: a view; further apart: a strided view)
-        first_gap = np.repeat(gap[np.minimum(starts + 1, len(users) - 1)], lengths)
-        np.not_equal(gap, first_gap, out=broken)
-        broken |= first_gap < step
-        if elementwise.any():
-            per_user = np.repeat(elementwise, lengths)
-            step[per_user] = a.size[users[per_user]]
-            back_to_back = np.empty(len(users), dtype=bool)
-            back_to_back[0] = False
-            np.not_equal(gap[1:], step[:-1], out=back_to_back[1:])
-            broken[per_user] = back_to_back[per_user]
+    lengths = np.empty_like(starts)
+    np.subtract(starts[1:], starts[:-1], out=lengths[:-1])
+    lengths[-1] = len(users) - starts[-1]
+    step = np.repeat(a.arg_size[entry[starts]], lengths)
+    # a view when the arguments are evenly spaced, at least one argument apart (back to
+    # back: a view; further apart: a strided view) ...
+    first_gap = np.repeat(gap[np.minimum(starts + 1, len(users) - 1)], lengths)
+    np.not_equal(gap, first_gap, out=broken)
+    broken |= first_gap < step
+    if elementwise.any():
+        # ... but element-wise kernels read flat blocks of each user's size: back to back
+        # only, unless every argument of the group is a scalar
+        per_user = np.repeat(elementwise, lengths)
+        step[per_user] = a.size[users[per_user]]
+        scalars = np.maximum.reduceat(step, starts) == 1
+        flat = per_user & ~np.repeat(scalars, lengths)
+        back_to_back = np.empty(len(users), dtype=bool)
+        back_to_back[0] = False
+        np.not_equal(gap[1:], step[:-1], out=back_to_back[1:])
+        broken[flat] = back_to_back[flat]
     broken &= ~new_group
     copied = np.logical_or.reduceat(broken, starts)
     stacked = np.logical_or.reduceat(loc < 0, starts)  # a parameter among the arguments

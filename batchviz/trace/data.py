@@ -92,7 +92,7 @@ class ArgumentRead:
 
     ``kind`` is ``"shared"`` (one node for the whole batch, e.g. a parameter ``W``),
     ``"view"`` (the arguments lie back to back in memory, or evenly spaced for a kernel with
-    a batch axis, ``detail`` then says ``"strided"``: no copy) or ``"copy"`` (one gather
+    a batch axis or as scalars, ``detail`` then says ``"strided"``: no copy) or ``"copy"`` (one gather
     kernel copies them into a contiguous block; ``detail`` says ``"stacked"`` when parameters
     among them had to be copied node by node)."""
 

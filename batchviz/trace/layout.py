@@ -2,8 +2,8 @@
 
 The executor gives every batch one contiguous segment of memory, batches one after another
 in schedule order (§3.3), and a later batch reads an argument position as a *view* when its
-argument nodes lie back to back in batch order (or, for a kernel with a batch axis, evenly
-spaced: a strided view), else it copies them with one gather kernel.
+argument nodes lie back to back in batch order (or, for a kernel with a batch axis or for
+scalars, evenly spaced: a strided view), else it copies them with one gather kernel.
 Here the same layout is computed from addresses alone - no arrays - and every argument
 position is classified by :func:`batchviz.execute.memory.gather_kind`, the very function the
 executor decides with, so a trace reports exactly the copies a run from scratch makes.

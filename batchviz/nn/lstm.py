@@ -101,11 +101,7 @@ class LSTMState:
         if len(xs) != len(b.input_dims):
             raise ValueError(f"this LSTM takes {len(b.input_dims)} input piece(s) of sizes "
                              f"{b.input_dims}, got {len(xs)}")
-        prev = self.layers
-        if prev is None:
-            columns = xs[0].shape[1:]
-            zero = ops.api.zeros((b.hidden_dim,) + columns)
-            prev = ((zero, ops.api.zeros((b.hidden_dim,) + columns)),) * b.layers
+        prev = self._previous(xs[0])
         new = []
         for layer in range(b.layers):
             h, s = prev[layer]
@@ -149,13 +145,19 @@ class LSTMState:
             if len(pieces) != k:
                 raise ValueError(f"this LSTM takes {k} input piece(s) of sizes "
                                  f"{b.input_dims}, got {len(pieces)}")
-        if self.layers is None:  # the zero state, with as many columns as the input
-            columns = steps[0][0].shape[1:]
-            h = ops.api.zeros((b.hidden_dim,) + columns)
-            s = ops.api.zeros((b.hidden_dim,) + columns)
-        else:
-            h, s = self.layers[0]
+        h, s = self._previous(steps[0][0])[0]
         return b._unit.outputs(steps, h, s)
+
+    def _previous(self, first_piece) -> tuple:
+        """Every layer's ``(h, s)`` before the next input: this state's, or before the first
+        input zeros with as many columns as ``first_piece`` (the zero ``h`` and the zero
+        cell are two nodes, shared by the layers)."""
+        if self.layers is not None:
+            return self.layers
+        b = self.builder
+        columns = first_piece.shape[1:]
+        zero = ops.api.zeros((b.hidden_dim,) + columns)
+        return ((zero, ops.api.zeros((b.hidden_dim,) + columns)),) * b.layers
 
 
 class BiLSTMBuilder:

@@ -495,3 +495,83 @@ def test_lstm_h_block_gradient_reaches_gathered_and_stacked_gates(float64):
         np.testing.assert_allclose(got, want, rtol=1e-12)
         for g, w in zip(grads, want_grads):
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_lstm_steps_read_cells_across_runs(strategy, float64):
+    """Sequences evaluated half-way and then continued: the later steps read their previous
+    cells from the front of step nodes in an earlier run's arena (views or stacked copies
+    of a prefix). Values and gradients equal those of one run."""
+    rng = np.random.default_rng(3)
+    model = bv.Model(seed=4)
+    lstm = LSTMBuilder(1, 3, 2, model)
+    xs = [[rng.normal(size=3) for _ in range(6)] for _ in range(3)]
+
+    def run(split):
+        model.zero_grad()
+        with bv.Graph(strategy=strategy):
+            states = [lstm.initial_state() for _ in xs]
+            hs = []
+            for t in range(6):
+                if t == split:
+                    bv.esum([s.output() for s in states]).value()   # a run ends here
+                states = [s.add_input(bv.input(x[t])) for s, x in zip(states, xs)]
+                hs += [s.output() for s in states]
+            loss = bv.sum_elems(bv.esum([bv.cmult(h, h) for h in hs]))
+            value = loss.value()
+            loss.backward()
+        return value, [p.grad for p in model.parameters()]
+
+    want, want_grads = run(split=None)
+    got, grads = run(split=3)
+    assert got == pytest.approx(want, rel=1e-12)
+    for g, w in zip(grads, want_grads):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-14)
+
+    def staggered():
+        """Sequence 0 runs three steps first; then sequence 1 starts: its first step (a
+        zero cell of this run) and sequence 0's fourth (the cell at the front of a step
+        node of the first run) share a batch, which stacks the two cells."""
+        model.zero_grad()
+        with bv.Graph(strategy=strategy) as g:
+            s0 = lstm.initial_state()
+            for t in range(3):
+                s0 = s0.add_input(bv.input(xs[0][t]))
+            s0.output().value()
+            s1 = lstm.initial_state()
+            hs = []
+            for t in range(6):
+                s1 = s1.add_input(bv.input(xs[1][t]))
+                hs.append(s1.output())
+                if t < 3:
+                    s0 = s0.add_input(bv.input(xs[0][t + 3]))
+                    hs.append(s0.output())
+            loss = bv.sum_elems(bv.esum([bv.cmult(h, h) for h in hs]))
+            value = loss.value()
+            loss.backward()
+            kinds = {src[0] for rec in g.memory.records if rec.op.name == "lstm_step"
+                     for src in rec.sources}
+        return value, [p.grad for p in model.parameters()], kinds
+
+    def one_run():
+        model.zero_grad()
+        with bv.Graph(strategy="none"):
+            hs = []
+            for k in (0, 1):
+                s = lstm.initial_state()
+                for t in range(6):
+                    s = s.add_input(bv.input(xs[k][t]))
+                    if k == 1 or t >= 3:
+                        hs.append(s.output())
+            loss = bv.sum_elems(bv.esum([bv.cmult(h, h) for h in hs]))
+            value = loss.value()
+            loss.backward()
+        return value, [p.grad for p in model.parameters()]
+
+    got, grads, kinds = staggered()
+    want, want_grads = one_run()
+    assert got == pytest.approx(want, rel=1e-12)
+    for g, w in zip(grads, want_grads):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-14)
+    if strategy != "none":
+        assert "stack" in kinds   # the two runs' cells, read as prefixes, side by side

@@ -125,16 +125,23 @@ class AffineArguments(Op):
         return ()
 
     def signature(self, graph, args, attrs, shape):
-        key, shared = [self.name, *self.signature_prefix(attrs)], []
-        for pos, node in enumerate(args):
+        parts, shared = self.terms_signature(graph, args)
+        return (self.name, *self.signature_prefix(attrs), *parts), shared
+
+    @staticmethod
+    def terms_signature(graph, terms) -> tuple:
+        """``(parts, shared positions)`` of the terms ``[b, W1, x1, ...]``: a shared part
+        (node id) for the bias and every ``W`` that is a parameter, the shape otherwise."""
+        parts, shared = [], []
+        for pos, node in enumerate(terms):
             if pos == 0 or pos % 2 == 1:  # the bias and the W positions may be shared
                 part, is_shared = _factor_key(graph, node)
-                key.append(part)
+                parts.append(part)
                 if is_shared:
                     shared.append(pos)
             else:
-                key.append(graph.shapes[node])
-        return tuple(key), tuple(shared)
+                parts.append(graph.shapes[node])
+        return parts, tuple(shared)
 
     def products(self, xp, ins):
         """``W1 x1 + W2 x2 + ...`` for the batch (positions 1, 2, 3, 4, ... of ``ins``)."""

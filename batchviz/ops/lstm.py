@@ -118,6 +118,15 @@ def activated_gates(op, xp, terms, hidden: int):
     return total
 
 
+def bias_gradient(b, d):
+    """The gradient of the gates' bias ``b`` from ``d``, the batch's gradient of the
+    pre-activations: a shared bias ``(D,)`` sums it over the batch (and over columns), a
+    stacked one ``(n, D)`` takes each node's own (summed over columns)."""
+    if b.ndim == 1:
+        return d.sum(axis=(0, 2)) if d.ndim == 3 else d.sum(axis=0)
+    return d.sum(axis=2) if d.ndim == 3 else d
+
+
 class LSTMGates(AffineArguments):
     """``[b, W1, x1, ...] -> sigmoid/tanh(b + sum_j W_j x_j)`` in blocks of ``hidden`` rows."""
 
@@ -140,11 +149,7 @@ class LSTMGates(AffineArguments):
         _scale_by_derivative(d, g, out, hidden, xp)
         grads = [None] * len(ins)
         if needs[0]:
-            b = ins[0]
-            if b.ndim == 1:  # shared bias: summed over the batch (and over columns)
-                grads[0] = d.sum(axis=(0, 2)) if d.ndim == 3 else d.sum(axis=0)
-            else:
-                grads[0] = d.sum(axis=2) if d.ndim == 3 else d
+            grads[0] = bias_gradient(ins[0], d)
         return self.products_backward(xp, ins, d, needs, grads)
 
     def describe_signature(self, key, graph=None):

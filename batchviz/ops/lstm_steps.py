@@ -30,8 +30,8 @@ from ..errors import ShapeError
 from ..expression import Expression, as_nodes
 from ..model import ParameterBase
 from .base import Op, register
-from .linalg import AffineArguments, _factor_key
-from .lstm import activated_gates, gates_shape
+from .linalg import AffineArguments
+from .lstm import activated_gates, bias_gradient, gates_shape
 from .structure import pick_range
 
 
@@ -68,19 +68,9 @@ class LSTMStep(AffineArguments):
 
     def signature(self, graph, args, attrs, shape):
         hidden, K = attrs
-        T = len(args) - K
-        key, shared = [self.name, hidden, K], []
-        for pos in range(T):
-            node = args[pos]
-            if pos == 0 or pos % 2 == 1:  # the bias and the W positions may be shared
-                part, is_shared = _factor_key(graph, node)
-                key.append(part)
-                if is_shared:
-                    shared.append(pos)
-            else:
-                key.append(graph.shapes[node])
+        parts, shared = self.terms_signature(graph, args[:len(args) - K])
         cell = (hidden,) + shape[1:]  # what is read of every previous cell
-        return tuple(key) + (cell,) * K, tuple(shared)
+        return (self.name, hidden, K, *parts) + (cell,) * K, shared
 
     def prefix_reads(self, key):
         K = key[2]
@@ -136,11 +126,7 @@ class LSTMStep(AffineArguments):
         d[:, :split] *= slope[:, 2 * H:]
         d[:, split:] *= slope[:, :2 * H]
         if needs[0]:
-            b = ins[0]
-            if b.ndim == 1:  # shared bias: summed over the batch (and over columns)
-                grads[0] = d.sum(axis=(0, 2)) if d.ndim == 3 else d.sum(axis=0)
-            else:
-                grads[0] = d.sum(axis=2) if d.ndim == 3 else d
+            grads[0] = bias_gradient(ins[0], d)
         return self.products_backward(xp, ins[:T], d, needs, grads)
 
     def describe_signature(self, key, graph=None):

@@ -111,7 +111,7 @@ class Graph:
                     sig_key, shared = op.signature(self, args, attrs, shape)
                 else:  # App. A: unbatchable ops get a signature no other node has
                     sig_key, shared = (op.name, "unbatchable", len(self.ops)), ()
-                sig = self.sigtab.intern(sig_key, op, shared)
+                sig = self.sigtab.intern(sig_key, op, shared, shape, attrs)
             if key is not None:
                 self.memo[key] = (sig, shape)
         depths = self.depths

@@ -27,6 +27,9 @@ class SignatureInfo:
     #: ``{position: shape}``: argument positions of which the batch reads only the leading
     #: elements, as an array of ``shape`` (see :meth:`batchviz.ops.base.Op.prefix_reads`)
     reads: dict = field(default_factory=dict)
+    #: the shape of the memory each node keeps when more than its value (its value first),
+    #: else None: see :meth:`batchviz.ops.base.Op.storage_shape`
+    storage: tuple | None = None
 
     def describe(self, graph=None) -> str:
         """A readable form such as ``matmul-W#3-64x1`` or ``tanh``."""
@@ -46,12 +49,18 @@ class SignatureTable:
         self.infos: list[SignatureInfo] = list(fixed)
         self.ids: dict[tuple, int] = {info.key: i for i, info in enumerate(fixed)}
 
-    def intern(self, key: tuple, op, shared: tuple = ()) -> int:
+    def intern(self, key: tuple, op, shared: tuple = (), shape: tuple = (), attrs=None) -> int:
+        """The integer of ``key``; a new one for a key not seen before, whose node of
+        ``shape`` and ``attrs`` tells what every node of the signature keeps in memory."""
         sig = self.ids.get(key)
         if sig is None:
+            storage = op.storage_shape(shape, attrs)
+            if storage is not None and op.elementwise:
+                raise TypeError(f"{op.name}: an element-wise op cannot keep more than its value")
             sig = len(self.infos)
             self.ids[key] = sig
-            self.infos.append(SignatureInfo(key, op, shared, op.cheap, op.prefix_reads(key)))
+            self.infos.append(SignatureInfo(key, op, shared, op.cheap, op.prefix_reads(key),
+                                            storage))
         return sig
 
     def __len__(self) -> int:

@@ -24,21 +24,21 @@ _STEP_SHAPES = [(8,), (8, 3), (3,), (8, 2), (2,), (2,), (6,), (6, 3), (10,), (10
 
 
 def _second_step(P):
-    """A sequence step whose previous cell is the previous step node (nothing shared)."""
+    """A sequence step whose previous h and cell are the previous step node (nothing
+    shared): it reads that node's value h, and [h, c] from what the node keeps."""
     first = bv.lstm_step([P[0], P[1], v(P[2]), P[3], v(P[4])], [v(P[5])], 2)
-    return bv.lstm_step([v(P[0]), v(P[1]), v(P[2]), v(P[3]), bv.lstm_step_h(first)], [first], 2)
+    return bv.lstm_step([v(P[0]), v(P[1]), v(P[2]), v(P[3]), first], [first], 2)
 
 
 def _small_tree(P):
-    """A Tree-LSTM root over two inner nodes, one reading two leaves (step nodes of 4
-    blocks), the other a plain cell and a leaf: the two inner nodes batch together, their
-    previous cells cut from nodes of different sizes."""
+    """A Tree-LSTM root over two inner nodes, one reading two leaves (step nodes that keep
+    one gate block fewer), the other a leaf and a plain h and cell: the first inner node and
+    the root read their cells from step nodes of different sizes."""
     leaf_a = bv.lstm_step([P[6], P[7], v(P[2])], [], 2)
     leaf_b = bv.lstm_step([P[6], P[7], bv.tanh(v(P[2]))], [], 2)
-    a = bv.lstm_step([P[8], P[9], bv.lstm_step_h(leaf_a), P[10], bv.lstm_step_h(leaf_b)],
-                     [leaf_a, leaf_b], 2)
-    b = bv.lstm_step([P[8], P[9], v(P[4]), P[10], bv.lstm_step_h(leaf_a)], [v(P[5]), leaf_a], 2)
-    return bv.lstm_step([P[8], P[9], bv.lstm_step_h(a), P[10], bv.lstm_step_h(b)], [a, b], 2)
+    a = bv.lstm_step([P[8], P[9], leaf_a, P[10], leaf_b], [leaf_a, leaf_b], 2)
+    b = bv.lstm_step([P[8], P[9], v(P[4]), P[10], leaf_a], [v(P[5]), leaf_a], 2)
+    return bv.lstm_step([P[8], P[9], a, P[10], b], [a, b], 2)
 
 
 CASES = {
@@ -101,17 +101,17 @@ CASES = {
         bv.lstm_h(v(P[0]), v(P[2])),
         bv.lstm_h(v(P[3]), v(P[4])),
     ][k % 3]),
-    # two-node LSTM steps (batchviz/ops/lstm_step.py): hidden = 2
+    # one-node LSTM steps (batchviz/ops/lstm_steps.py): hidden = 2
     "lstm_step": (_STEP_SHAPES, lambda P, k: [
         bv.lstm_step([P[0], P[1], v(P[2]), P[3], v(P[4])], [v(P[5])], 2),   # shared b, W; a cell
         _second_step(P),                                                    # reads a step node
         _small_tree(P),                                                     # K = 0 and K = 2
         bv.lstm_step([P[0], P[1], v(P[11]), P[3], v(P[12])], [v(P[12])], 2),  # columns
     ][k % 4]),
-    "lstm_step_h": (_STEP_SHAPES, lambda P, k: bv.lstm_step_h([
+    "lstm_step_cell": (_STEP_SHAPES, lambda P, k: bv.lstm_step_cell([
         bv.lstm_step([P[0], P[1], v(P[2]), P[3], v(P[4])], [v(P[5])], 2),
-        bv.lstm_step([P[6], P[7], v(P[2])], [], 2),                         # a leaf: 4 blocks
-        _small_tree(P),                                                     # 6 blocks
+        bv.lstm_step([P[6], P[7], v(P[2])], [], 2),                         # a leaf: 5 blocks kept
+        _small_tree(P),                                                     # 7 blocks kept
         bv.lstm_step([P[0], P[1], v(P[11]), P[3], v(P[12])], [v(P[12])], 2),  # columns
     ][k % 4])),
     # manual batching (batchviz/ops/columns.py); lookup_batch: see tests/test_nn.py

@@ -78,54 +78,58 @@ def test_lstm_state_api(float64):
 
 def test_lstm_unit_fast_path_builds_the_same_nodes(float64):
     """lstm_unit memoizes shapes and signatures; its nodes must equal the checked ones
-    (lstm_step, lstm_step_h), and its values DyNet's three ops (vanilla_lstm_*)."""
+    (lstm_step), and its values DyNet's three ops (vanilla_lstm_*)."""
     model = bv.Model(seed=0)
     b, Wx, Wh = (model.add_parameters((8,), init="normal"), model.add_parameters((8, 3)),
                  model.add_parameters((8, 2)))
     with bv.Graph() as g:
         x, h, c = bv.input(np.arange(3.0)), bv.zeros(2), bv.zeros(2)
-        h1, s1 = bv.lstm_unit(b, [Wx, Wh], [x, h], [c], 2)  # first: built the checked way
-        h2, s2 = bv.lstm_unit(b, [Wx, Wh], [x, h1], [s1], 2)  # memoized
-        s3 = bv.lstm_step([b, Wx, x, Wh, h1], [s1], 2)
-        h3 = bv.lstm_step_h(s3)
-        for fast, checked in ((s2.node, s3.node), (h2.node, h3.node)):
-            assert g.sigs[fast] == g.sigs[checked] and g.attrs[fast] == g.attrs[checked]
-            assert g.shapes[fast] == g.shapes[checked]
-            assert g.depths[fast] == g.depths[checked]
-        np.testing.assert_array_equal(h2.value(), h3.value())
+        s1 = bv.lstm_unit(b, [Wx, Wh], [x, h], [c], 2)    # first: built the checked way
+        s2 = bv.lstm_unit(b, [Wx, Wh], [x, s1], [s1], 2)  # reads a step node: checked too
+        s3 = bv.lstm_unit(b, [Wx, Wh], [x, s2], [s2], 2)  # memoized
+        s4 = bv.lstm_step([b, Wx, x, Wh, s2], [s2], 2)
+        assert g.sigs[s1.node] != g.sigs[s2.node]          # a plain cell, then [h, c] read
+        assert g.sigs[s3.node] == g.sigs[s4.node] and g.attrs[s3.node] == g.attrs[s4.node]
+        assert g.shapes[s3.node] == g.shapes[s4.node] == (2,)
+        assert g.depths[s3.node] == g.depths[s4.node] == g.depths[s2.node] + 1
+        np.testing.assert_array_equal(s3.value(), s4.value())
         # DyNet's three nodes per step, from the same parameters
         gates1 = bv.vanilla_lstm_gates(x, h, Wx, Wh, b)
         c1 = bv.vanilla_lstm_c(c, gates1)
         gates2 = bv.vanilla_lstm_gates(x, bv.vanilla_lstm_h(c1, gates1), Wx, Wh, b)
         c2 = bv.vanilla_lstm_c(c1, gates2)
-        np.testing.assert_allclose(h2.value(), bv.vanilla_lstm_h(c2, gates2).value(), rtol=1e-14)
-        # the step node is [c, o, u, i, f]; lstm_step_cell cuts out c
+        np.testing.assert_allclose(s2.value(), bv.vanilla_lstm_h(c2, gates2).value(), rtol=1e-14)
+        # the step's value is h; it keeps [h, c, i, f, o, u], and lstm_step_cell cuts out c
         np.testing.assert_allclose(bv.lstm_step_cell(s2).value(), c2.value(), rtol=1e-14)
-        i, f, o, u = np.split(gates2.value(), 4)
-        np.testing.assert_allclose(s2.value(), np.concatenate([c2.value(), o, u, i, f]), rtol=1e-14)
+        assert g.sigtab[g.sigs[s2.node]].storage == (12,)
+        g.forward()
+        kept = g.memory.flat_value(g, s2.node, 12)
+        np.testing.assert_allclose(kept, np.concatenate([s2.value(), c2.value(), gates2.value()]),
+                                   rtol=1e-14)
         assert bv.lstm_step_cell(c) is c
 
 
-def test_lstm_step_checks_its_cells_and_its_reader():
+def test_lstm_step_checks_its_cells():
     """A previous cell is a cell of ``hidden`` rows or an lstm_step node of that hidden;
-    lstm_step_h reads only lstm_step nodes. Anything else is refused at the user's line."""
+    anything else is refused at the user's line."""
     model = bv.Model(seed=0)
     b, Wx, Wh = (model.add_parameters((8,)), model.add_parameters((8, 3)),
                  model.add_parameters((8, 2)))
     with bv.Graph():
         x, h = bv.input(np.ones(3)), bv.zeros(2)
         s = bv.lstm_step([b, Wx, x, Wh, h], [bv.zeros(2)], 2)
-        assert s.shape == (10,)
+        assert s.shape == (2,)
         with pytest.raises(bv.ShapeError, match="neither a cell of 2 rows nor an lstm_step"):
-            bv.lstm_step([b, Wx, x, Wh, h], [bv.zeros(10)], 2)   # the size of a step node
+            bv.lstm_step([b, Wx, x, Wh, h], [bv.zeros(12)], 2)   # what a step node keeps
         with pytest.raises(bv.ShapeError, match="neither a cell of 2 rows nor an lstm_step"):
-            bv.lstm_unit(b, [Wx, Wh], [x, h], [bv.zeros(10)], 2)
+            bv.lstm_unit(b, [Wx, Wh], [x, h], [bv.zeros(12)], 2)
+        with pytest.raises(bv.ShapeError, match="neither a cell nor an lstm_step node of shape"):
+            bv.lstm_step([b, Wx, x, Wh, h], [bv.zeros((2, 3))], 2)   # columns the inputs lack
         with pytest.raises(bv.ShapeError, match="need 5 blocks"):
             bv.lstm_step([b, Wx, x, Wh, h], [s, s], 2)            # two cells: 5 gate blocks
-        with pytest.raises(bv.ShapeError, match="reads an lstm_step node, got a zeros node"):
-            bv.lstm_step_h(bv.zeros(10))
         with pytest.raises(ValueError, match="hidden must be positive"):
             bv.lstm_step([b, Wx, x], [], 0)
+        assert bv.lstm_step_cell(x) is x                          # not a step: as it is
 
 
 def _graph_of(build):
@@ -175,7 +179,7 @@ def test_unit_builders_build_exactly_the_per_step_nodes(monkeypatch):
             else:
                 state = self.node(*(states[id(child)] for child in node.children))
             states[id(node)] = state
-            out.append((node, state[0]))
+            out.append((node, state))
         return out
 
     monkeypatch.setattr(LSTMState, "transduce", per_step_transduce)
@@ -191,16 +195,16 @@ def test_unit_builder_falls_back_to_the_checked_path():
                  model.add_parameters((8, 2)))
     with bv.Graph():
         unit = bv.UnitBuilder(b, [Wx, Wh], 2)
-        h, c = unit([bv.input(np.ones(3)), bv.zeros(2)], [bv.zeros(2)])
+        s = unit([bv.input(np.ones(3)), bv.zeros(2)], [bv.zeros(2)])
         with pytest.raises(bv.ShapeError, match="lstm_step"):
-            unit([bv.input(np.ones(4)), h], [c])
+            unit([bv.input(np.ones(4)), s], [s])
         scaled = unit.weights[0] * 2.0                     # an expression, not a parameter
         twice = bv.UnitBuilder(b, [scaled, Wh], 2)
-        h1, _ = twice([bv.input(np.ones(3)), h], [c])
-        h2, _ = twice([bv.input(np.ones(3)), h1], [c])
+        s1 = twice([bv.input(np.ones(3)), s], [s])
+        s2 = twice([bv.input(np.ones(3)), s1], [s1])
         assert twice.graph is None                         # nothing learnt: no shortcut
-        want = bv.lstm_unit(b, [scaled, Wh], [bv.input(np.ones(3)), h1], [c], 2)[0]
-        np.testing.assert_array_equal(h2.value(), want.value())
+        want = bv.lstm_unit(b, [scaled, Wh], [bv.input(np.ones(3)), s1], [s1], 2)
+        np.testing.assert_array_equal(s2.value(), want.value())
 
 
 def test_lstm_sequence_checks_every_step_and_records_sources():
@@ -213,13 +217,13 @@ def test_lstm_sequence_checks_every_step_and_records_sources():
         xs = [bv.input(np.ones(3)) for _ in range(5)]
         outputs = lstm.initial_state().transduce(xs)
         assert len(outputs) == 5 and len(g.sources) == len(g.ops)
-        built = g.sources[outputs[1].node - 1:]             # the bulk-appended steps
-        assert len(built) == 8 and all("test_nn.py" in s for s in built)
+        built = g.sources[outputs[2].node:]                 # the bulk-appended steps
+        assert len(built) == 3 and all("test_nn.py" in s for s in built)
         n = len(g.ops)
         with pytest.raises(bv.ShapeError, match="lstm_step"):
             lstm.initial_state().transduce(xs[:3] + [bv.input(np.ones(4))])
-        # zeros x2 and the first step (checked), two bulk steps, the wrong input's node
-        assert len(g.ops) - n == 2 + 2 + 2 * 2 + 1
+        # zeros x2, the first two steps (checked), one bulk step, the wrong input's node
+        assert len(g.ops) - n == 2 + 2 + 1 + 1
 
 
 def test_builders_relearn_their_units_when_the_graph_changes(float64):
@@ -455,15 +459,19 @@ def test_lstm_signatures_batch_across_instances():
         outs = [lstm.initial_state().transduce([bv.input(np.ones(3))] * 5) for _ in range(6)]
         loss = bv.esum([bv.sum_elems(hs[-1]) for hs in outs])
         loss.value()
-        names = [g.signature_name(s) for s in set(g.sigs[n] for n in range(len(g)) if g.ops[n].name == "lstm_step")]
-        assert len(names) == 1 and "#" in names[0]  # the parameters' node ids are in it
+        names = sorted(g.signature_name(s) for s in set(g.sigs[n] for n in range(len(g))
+                                                         if g.ops[n].name == "lstm_step"))
+        # the parameters' node ids are in them; the first step reads a plain zero cell
+        # (4 rows), the later ones [h, c] of the step before (8 rows)
+        assert len(names) == 2 and all("#" in name for name in names)
+        assert names[0].endswith("-4x1") and names[1].endswith("-8x1")
         forward = g.last_stats.forward
         records = g.memory.records
-    # 6 x 5 steps x 2 LSTM nodes = 60 nodes in 5 x 2 batches (plus inputs, zeros, sums)
+    # 6 x 5 steps, one node each = 30 nodes in 5 batches (plus inputs, zeros, sums)
     per_op = {}
     for rec in records:
         per_op.setdefault(rec.op.name, []).append(len(rec.nodes))
-    assert per_op["lstm_step"] == [6] * 5 and per_op["lstm_step_h"] == [6] * 5
+    assert per_op["lstm_step"] == [6] * 5
     assert forward.batches == len(records)
 
 
@@ -500,8 +508,8 @@ def test_lstm_h_block_gradient_reaches_gathered_and_stacked_gates(float64):
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_lstm_steps_read_cells_across_runs(strategy, float64):
     """Sequences evaluated half-way and then continued: the later steps read their previous
-    cells from the front of step nodes in an earlier run's arena (views or stacked copies
-    of a prefix). Values and gradients equal those of one run."""
+    cells from step nodes in an earlier run's arena (views or stacked copies of the prefix
+    [h, c]). Values and gradients equal those of one run."""
     rng = np.random.default_rng(3)
     model = bv.Model(seed=4)
     lstm = LSTMBuilder(1, 3, 2, model)
@@ -529,9 +537,9 @@ def test_lstm_steps_read_cells_across_runs(strategy, float64):
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-14)
 
     def staggered():
-        """Sequence 0 runs three steps first; then sequence 1 starts: its first step (a
-        zero cell of this run) and sequence 0's fourth (the cell at the front of a step
-        node of the first run) share a batch, which stacks the two cells."""
+        """Sequence 0 runs three steps first; then sequence 1 starts: a later step of it
+        (reading a step node of this run) and one of sequence 0 (reading a step node of
+        the first run) share a batch, which stacks the two runs' [h, c]."""
         model.zero_grad()
         with bv.Graph(strategy=strategy) as g:
             s0 = lstm.initial_state()

@@ -72,8 +72,9 @@ def run_forward(graph) -> None:
 def _lay_out(graph, mem, batches) -> list:
     """Lay the batches out one after another, each batch's outputs one segment (§3.3): set
     every node's address and batch, and return each batch's output sizes (one int when its
-    nodes are all the same size, else one per node). The new arena's size is left in
-    ``mem.pending_size``.
+    nodes are all the same size, else one per node; a node's size is what it keeps, its
+    signature's ``storage``, when that is more than its value). The new arena's size is
+    left in ``mem.pending_size``.
 
     This touches every node of the run, so nothing here loops over nodes in Python: a
     batch's shapes are read with one ``itemgetter`` call and its addresses are a ``range``,
@@ -86,7 +87,12 @@ def _lay_out(graph, mem, batches) -> list:
     order, places, owners = [], [], []   # node after node, batch after batch
     for batch in batches:
         n = len(batch)
-        if n == 1:
+        storage = sigtab[sigs[batch[0]]].storage
+        if storage is not None:  # nodes that keep more than their value (Op.storage_shape)
+            size = size_of(storage)
+            places += range(next_free, next_free + n * size, size)
+            next_free += n * size
+        elif n == 1:
             size = size_of(shapes[batch[0]])
             places.append(next_free)
             next_free += size
@@ -139,7 +145,7 @@ def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats
     else:  # one C call per batch instead of a Python loop over its nodes
         rec.attrs = list(itemgetter(*batch)(graph.attrs))
         positions = list(zip(*itemgetter(*batch)(graph.args)))  # per position: its nodes
-    rec.shape = shapes[first]
+    rec.shape = info.storage or shapes[first]  # what each node keeps: its value, or more
     elementwise = op.elementwise
 
     ins, sources, needs = [], [], []

@@ -194,14 +194,16 @@ class Memory:
                 hi = mid - 1
         return lo
 
-    def flat_value(self, graph, node: int):
-        """The node's value as a flat view (parameters: the parameter's own array)."""
+    def flat_value(self, graph, node: int, size: int | None = None):
+        """The node's value as a flat view (parameters: the parameter's own array); with
+        ``size``, the first ``size`` elements of what the node keeps (a prefix read, which
+        may reach past its value, see ``Op.storage_shape``)."""
         address = self.address[node]
         if address < 0:
-            return graph.param_of_node[node]._array.reshape(-1)
+            return graph.param_of_node[node]._array.reshape(-1)[:size]
         base, arena = self.arenas[self.arena_of(address)]
         offset = address - base
-        return arena[offset:offset + size_of(graph.shapes[node])]
+        return arena[offset:offset + (size_of(graph.shapes[node]) if size is None else size)]
 
     def value(self, node: int):
         """The node's value, in its shape (a view; callers copy before handing it out)."""
@@ -233,7 +235,7 @@ class Memory:
         kind = gather_kind(locs, sizes, self.arena_of, batch_axis)
         if kind == STACK:  # (an argument read by its prefix: the first ``size`` elements)
             each = [sizes] * len(nodes) if isinstance(sizes, int) else sizes
-            pieces = [self.flat_value(graph, a)[:size] for a, size in zip(nodes, each)]
+            pieces = [self.flat_value(graph, a, size) for a, size in zip(nodes, each)]
             block = state.xp.concatenate(pieces)
             stats.copies += 1
             stats.bytes_copied += block.nbytes

@@ -19,7 +19,8 @@ class GraphArrays:
     n: int
     sig: np.ndarray          # signature per node
     depth: np.ndarray        # depth per node
-    size: np.ndarray         # number of elements per node
+    size: np.ndarray         # number of elements per node (its value)
+    storage: np.ndarray      # elements each node keeps in memory: its size, or more (Op.storage_shape)
     rows: np.ndarray         # first dimension of each node's shape (1 for a scalar)
     is_param: np.ndarray     # parameters are never scheduled (done from the start)
     elementwise: np.ndarray  # per node: its op reads flat blocks (the executor's sizes rule)
@@ -65,7 +66,8 @@ def graph_arrays(graph, view: PendingView | None = None) -> GraphArrays:
     sig_elementwise = np.array([bool(info.op.elementwise) for info in infos], dtype=bool)
     size, rows = _sizes_and_rows(graph.shapes if n == len(graph.shapes) else graph.shapes[:n])
     return GraphArrays(
-        n=n, sig=v.sig, depth=v.depth, size=size, rows=rows, is_param=~v.pending,
+        n=n, sig=v.sig, depth=v.depth, size=size, storage=_storage_sizes(infos, v, size),
+        rows=rows, is_param=~v.pending,
         elementwise=sig_elementwise[v.sig], arg_ptr=v.arg_ptr, arg_flat=v.arg_flat,
         arg_shared=_shared_entries(infos, v), arg_size=_read_sizes(infos, v, size),
         arity=np.diff(v.arg_ptr),
@@ -90,6 +92,18 @@ def _shared_entries(infos, v) -> np.ndarray:
         at_p = users[table[v.sig[users], p] & (arity > p)]
         shared[v.arg_ptr[at_p] + p] = True
     return shared
+
+
+def _storage_sizes(infos, v, size: np.ndarray) -> np.ndarray:
+    """Per node: the elements it keeps in memory, its signature's ``storage`` where the
+    signature has one (a per-signature constant), else its value's size."""
+    keeps = {s: size_of(info.storage) for s, info in enumerate(infos) if info.storage}
+    if not keeps:
+        return size
+    table = np.full(len(infos), -1, dtype=np.int64)
+    table[list(keeps)] = list(keeps.values())
+    kept = table[v.sig]
+    return np.where(kept >= 0, kept, size)
 
 
 def _read_sizes(infos, v, size: np.ndarray) -> np.ndarray:

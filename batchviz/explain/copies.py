@@ -50,7 +50,7 @@ def count_copies(arrays: GraphArrays, schedule: FlatSchedule) -> CopyCounts:
     batch_of = np.empty(a.n, dtype=np.int64)
     batch_of[order] = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
     address = np.full(a.n, -1, dtype=np.int64)       # parameters stay at -1
-    sizes_in_order = a.size[order]
+    sizes_in_order = a.storage[order]  # what each node keeps, as the executor lays it out
     address[order] = np.cumsum(sizes_in_order) - sizes_in_order
 
     counts = CopyCounts(0, 0, 0)

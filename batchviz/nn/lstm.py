@@ -7,8 +7,8 @@ sequence, so the code for a minibatch is the naive loop over its sentences::
     for sentence in minibatch:
         outputs = lstm.initial_state().transduce([E[w] for w in sentence])
 
-Nothing here batches by hand: each step is two fused nodes per layer (``bv.lstm_step``,
-the gates and the new cell, and ``bv.lstm_step_h``, the output), and the runtime batches
+Nothing here batches by hand: each step is one fused node per layer (``bv.lstm_step``: its
+value is the output ``h``, and it keeps the cell and the gates), and the runtime batches
 them across sentences.
 The same code runs on matrices whose columns are instances (manual batching): the inputs
 ``x`` are then ``(input_dim, m)`` and the initial state gets ``m`` columns as well.
@@ -84,15 +84,16 @@ class LSTMBuilder:
 
 
 class LSTMState:
-    """One position in one sequence: the ``(h, s)`` of every layer, ``s`` the layer's last
-    ``lstm_step`` node, which holds the cell ``c`` (or, before the first input or from
-    ``initial_state(vecs)``, the cell itself). Immutable."""
+    """One position in one sequence: the ``(h, c)`` of every layer. After a step both are
+    the layer's last ``lstm_step`` node (its value is ``h``, and it keeps the cell ``c``);
+    before the first input, or from ``initial_state(vecs)``, they are plain vectors.
+    Immutable."""
 
     __slots__ = ("builder", "layers")
 
     def __init__(self, builder: LSTMBuilder, layers):
         self.builder = builder
-        self.layers = layers  # tuple of (h, s) per layer, or None before the first input
+        self.layers = layers  # tuple of (h, c) per layer, or None before the first input
 
     def add_input(self, x) -> "LSTMState":
         """The state after reading ``x`` (an expression, or a list of input pieces)."""
@@ -104,10 +105,10 @@ class LSTMState:
         prev = self._previous(xs[0])
         new = []
         for layer in range(b.layers):
-            h, s = prev[layer]
-            h, s = lstm_unit(b.b[layer], b._weights[layer], xs + [h], (s,), b.hidden_dim)
-            new.append((h, s))
-            xs = [h]
+            h, c = prev[layer]
+            s = lstm_unit(b.b[layer], b._weights[layer], xs + [h], (c,), b.hidden_dim)
+            new.append((s, s))
+            xs = [s]
         return LSTMState(b, tuple(new))
 
     def output(self):
@@ -119,11 +120,11 @@ class LSTMState:
         return [] if self.layers is None else [h for h, _ in self.layers]
 
     def s(self) -> list:
-        """DyNet's full state: cells then outputs (a cell is cut out of its step node by a
-        ``pick_range`` node, built only when asked for)."""
+        """DyNet's full state: cells then outputs (a cell that a step node keeps is cut out
+        by an ``lstm_step_cell`` node, built only when asked for)."""
         if self.layers is None:
             return []
-        return [lstm_step_cell(s) for _, s in self.layers] + [h for h, _ in self.layers]
+        return [lstm_step_cell(c) for _, c in self.layers] + [h for h, _ in self.layers]
 
     def transduce(self, xs) -> list:
         """Read the inputs ``xs`` in order; return the top-layer output after each.
@@ -145,11 +146,11 @@ class LSTMState:
             if len(pieces) != k:
                 raise ValueError(f"this LSTM takes {k} input piece(s) of sizes "
                                  f"{b.input_dims}, got {len(pieces)}")
-        h, s = self._previous(steps[0][0])[0]
-        return b._unit.outputs(steps, h, s)
+        h, c = self._previous(steps[0][0])[0]
+        return b._unit.sequence(steps, h, c)
 
     def _previous(self, first_piece) -> tuple:
-        """Every layer's ``(h, s)`` before the next input: this state's, or before the first
+        """Every layer's ``(h, c)`` before the next input: this state's, or before the first
         input zeros with as many columns as ``first_piece`` (the zero ``h`` and the zero
         cell are two nodes, shared by the layers)."""
         if self.layers is not None:

@@ -4,11 +4,11 @@ A node with children ``(h_L, c_L)`` and ``(h_R, c_R)`` computes gates
 ``[i, f_L, f_R, o, u] = sigmoid/tanh(b + U_L h_L + U_R h_R)`` (each forget gate sees both
 children, Tai et al.'s N-ary Tree-LSTM with N = 2), then ``c = i*u + f_L*c_L + f_R*c_R``
 and ``h = o * tanh(c)``. A leaf reads its word vector ``x``: ``[i, o, u]`` from
-``b' + W x`` and ``c = i*u``. Each is two fused nodes (``bv.lstm_step``, the gates and the
-cell, and ``bv.lstm_step_h``, the output, built by ``bv.lstm_unit``); a tree node's state is
-``(h, s)``, ``s`` its step node, from which the parent reads the cell. The runtime batches
-the nodes of all trees of a minibatch: an inner node batches with the others whatever its
-children are, as the step reads only the cell at the front of each child's step node.
+``b' + W x`` and ``c = i*u``. Each is one fused node (``bv.lstm_step``, built by
+``bv.lstm_unit``) whose value is ``h`` and which keeps its cell, from which the parent reads
+it: a tree node's state is that one node. The runtime batches the nodes of all trees of a
+minibatch: an inner node batches with the others whatever its children are, as the step
+reads only ``[h, c]`` at the front of what each child keeps.
 """
 from __future__ import annotations
 
@@ -33,14 +33,16 @@ class TreeLSTMCell:
         self._leaf_unit = UnitBuilder(self.b_leaf, [self.W], H)
         self._inner_unit = UnitBuilder(self.b, [self.U_L, self.U_R], H)
 
-    def leaf(self, x) -> tuple:
-        """``(h, s)`` of a leaf reading the vector ``x`` (``s``: its step node)."""
+    def leaf(self, x):
+        """A leaf reading the vector ``x``: one step node (its value is ``h``; it keeps
+        the cell)."""
         return lstm_unit(self.b_leaf, [self.W], [x], (), self.hidden_dim)
 
-    def node(self, left: tuple, right: tuple) -> tuple:
-        """``(h, s)`` of an inner node from its children's ``(h, s)``."""
-        (h_l, s_l), (h_r, s_r) = left, right
-        return lstm_unit(self.b, [self.U_L, self.U_R], [h_l, h_r], (s_l, s_r), self.hidden_dim)
+    def node(self, left, right):
+        """An inner node from its two children, step nodes made by :meth:`leaf` or
+        :meth:`node` (each gives its ``h`` and its cell)."""
+        return lstm_unit(self.b, [self.U_L, self.U_R], [left, right], (left, right),
+                         self.hidden_dim)
 
     def encode(self, tree, leaf_input) -> list:
         """``[(node, h), ...]`` for every node of ``tree`` (a :class:`batchviz.data.Tree`
@@ -53,13 +55,13 @@ class TreeLSTMCell:
             if node.is_leaf:
                 state = leaf([leaf_input(node.word)], ())
             elif len(node.children) == 2:
-                (h_l, s_l), (h_r, s_r) = states[id(node.children[0])], states[id(node.children[1])]
-                state = inner([h_l, h_r], (s_l, s_r))
+                left, right = states[id(node.children[0])], states[id(node.children[1])]
+                state = inner([left, right], (left, right))
             elif len(node.children) == 1:  # unary chains (PTB): pass the child through
                 state = states[id(node.children[0])]
             else:
                 raise ValueError(f"a binary Tree-LSTM cannot read a node with "
                                  f"{len(node.children)} children; binarize the tree first")
             states[id(node)] = state
-            out.append((node, state[0]))
+            out.append((node, state))
         return out

@@ -69,12 +69,27 @@ class Op:
     def prefix_reads(self, key: tuple) -> dict:
         """``{position: shape}`` for the argument positions of which a batch of signature
         ``key`` reads only the *leading* elements of each argument node, seen as an array of
-        ``shape``. The executor then gathers (and scatters gradients back to) that prefix of
+        ``shape`` (which may reach past the node's value into the memory it keeps, see
+        :meth:`storage_shape`). The executor then gathers (and scatters gradients back to) that prefix of
         every node, and the signature names the prefix's shape, not the whole node's, so that
         nodes reading the same prefix of differently sized nodes still batch. ``lstm_step``
         reads the cell ``c`` at the front of the previous step's node this way. Default:
         every argument is read whole."""
         return {}
+
+    def storage_shape(self, shape: tuple, attrs) -> tuple | None:
+        """The memory each node of this op keeps, when it is more than its value: a shape
+        whose leading rows are the node's value (``shape``), followed by what the op's own
+        backward pass or a later node needs (DyNet's auxiliary memory per node). ``None``
+        (the default): the node keeps only its value.
+
+        ``lstm_step`` returns ``((K + 5) * hidden,) + columns``: its value is the output
+        ``h``, and it keeps the cell and the gates right after it, so that one node is a
+        whole LSTM step. Readers of the node see only ``h``; the next step reads the cell
+        through :meth:`prefix_reads`. It must be the same for every node of a signature
+        (it is computed once, from a signature's first node) and element-wise ops cannot
+        have one (their batches are read as flat blocks of values)."""
+        return None
 
     def error(self, message: str) -> ShapeError:
         return ShapeError(f"{self.name}: {message}")

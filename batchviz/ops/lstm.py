@@ -4,7 +4,7 @@ Written naively, one LSTM step is an affine transform, a slice per gate, three s
 tanh, three products, a sum and another tanh: about fifteen nodes. Every node costs graph
 construction, scheduling and a kernel launch, so (like DyNet's ``vanilla_lstm_*``) batchviz
 offers the step as three ops whose signatures still batch across instances (the builders
-of ``batchviz.nn`` go one further, to two nodes: :mod:`batchviz.ops.lstm_steps`):
+of ``batchviz.nn`` go one further, to one node: :mod:`batchviz.ops.lstm_steps`):
 
 * ``lstm_gates([b, W1, x1, W2, x2, ...], hidden)``: the pre-activations ``b + sum W_j x_j``
   passed through the gate nonlinearities. The result has ``k`` blocks of ``hidden`` rows:

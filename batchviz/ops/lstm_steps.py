@@ -1,22 +1,23 @@
-"""An LSTM step in two nodes: what the builders (``batchviz.nn``) build.
+"""An LSTM step as one node: what the builders (``batchviz.nn``) build.
 
 :mod:`batchviz.ops.lstm` has DyNet's three fused ops (gates, cell, output). Every node costs
 graph construction, scheduling and Python work per batch, and a BiLSTM tagger's minibatch
-is mostly LSTM steps, so the builders use two nodes per step instead:
+is mostly LSTM steps, so the builders make each step one node:
 
-* ``lstm_step([b, W1, x1, W2, x2, ...], [c_1, ..., c_K], hidden)``: the gates
-  ``sigmoid/tanh(b + sum_j W_j x_j)`` *and* the new cell ``c = i*u + f_1*c_1 + ... +
-  f_K*c_K``, in one node laid out as ``[c, o, u, i, f_1, ..., f_K]`` (blocks of ``hidden``
-  rows). The weights keep DyNet's gate order ``[i, f_1..f_K, o, u]``; only the node's
-  memory is arranged so that the cell comes first and the output gate next to it.
-* ``lstm_step_h(s)``: the output ``h = o * tanh(c)`` of a step node ``s``.
+``lstm_step([b, W1, x1, W2, x2, ...], [c_1, ..., c_K], hidden)`` computes the gates
+``sigmoid/tanh(b + sum_j W_j x_j)``, the new cell ``c = i*u + f_1*c_1 + ... + f_K*c_K``
+and the output ``h = o * tanh(c)``. Its *value* is ``h``: any op that reads the node reads
+``h``, the next step's ``W_h h`` included. But the node *keeps* more than its value
+(:meth:`~batchviz.ops.base.Op.storage_shape`, DyNet's auxiliary memory per node): its
+memory is ``[h, c, i, f_1..f_K, o, u]`` (blocks of ``hidden`` rows), the cell for the next
+step and the gates for the backward pass, in the weights' gate order ``[i, f_1..f_K, o, u]``.
 
-A previous cell ``c_k`` is either a plain vector of ``hidden`` rows or a previous step node,
-whose cell is its first ``hidden`` rows. The step reads only that prefix of the previous
-node (:meth:`~batchviz.ops.base.Op.prefix_reads`), and ``lstm_step_h`` reads only the
-prefix ``[c, o]``: so a Tree-LSTM node batches with every other node whatever its
-children are (leaves, with one block per gate fewer, or inner nodes), and no node is ever
-added just to cut a cell out of another.
+A previous cell ``c_k`` is either a plain vector of ``hidden`` rows or a previous step
+node, of which the step reads ``[h, c]``, the first ``2 * hidden`` rows of what that node
+keeps (:meth:`~batchviz.ops.base.Op.prefix_reads`): so a Tree-LSTM node batches with
+every other node whatever its children are (leaves, which keep one gate block fewer, or
+inner nodes), and no node is ever added just to cut a cell out of another.
+:func:`lstm_step_cell` is that cut, for a user who wants to look at a cell.
 
 K = 1 is a sequence LSTM, K = 2 a binary Tree-LSTM node (Tai et al., 2015: a forget gate
 per child), K = 0 a Tree-LSTM leaf. As for ``lstm_gates``, a bias or weight that is a model
@@ -29,10 +30,9 @@ from __future__ import annotations
 from ..errors import ShapeError
 from ..expression import Expression, as_nodes
 from ..model import ParameterBase
-from .base import Op, register
+from .base import BlockGradient, Op, register
 from .linalg import AffineArguments
 from .lstm import activated_gates, bias_gradient, gates_shape
-from .structure import pick_range
 
 
 def _positive(hidden, who: str) -> int:
@@ -42,12 +42,19 @@ def _positive(hidden, who: str) -> int:
     return hidden
 
 
+def _cell(block, H: int):
+    """The cells of a batch's previous-cell argument: plain cells (``H`` rows) as they
+    are, or the ``c`` of the ``[h, c]`` read from previous step nodes."""
+    return block if block.shape[1] == H else block[:, H:2 * H]
+
+
 class LSTMStep(AffineArguments):
-    """``[b, W1, x1, ..., c_1, ..., c_K] -> [c, o, u, i, f_1..f_K]``: gates and new cell.
+    """``[b, W1, x1, ..., c_1, ..., c_K] -> h``, keeping ``[h, c, i, f_1..f_K, o, u]``.
 
     Attributes ``(hidden, K)``. Argument positions: the terms ``[b, W1, x1, ...]`` first
     (their bias and weights shared when they are parameters, as in ``lstm_gates``), then the
-    ``K`` previous cells, of which the first ``hidden`` rows are read."""
+    ``K`` previous cells: plain cells, read whole, or step nodes, of which ``[h, c]`` is
+    read (the signature says which, so a batch reads all its cells one way)."""
 
     name = "lstm_step"
     cheap = False
@@ -58,19 +65,26 @@ class LSTMStep(AffineArguments):
         hidden, K = attrs
         terms, cells = shapes[:len(shapes) - K], shapes[len(shapes) - K:]
         gates = gates_shape(self, terms, hidden, blocks=K + 3)
-        tail = gates[1:]
+        value = (hidden,) + gates[1:]
         for c in cells:
-            if c[1:] != tail or not (c[0] == hidden or (c[0] % hidden == 0 and c[0] >= 4 * hidden)):
-                raise self.error(f"previous cell of shape {c} is neither a cell {(hidden,) + tail} "
-                                 f"nor an lstm_step node of hidden={hidden} with the inputs' "
-                                 f"columns {tail}")
-        return ((K + 4) * hidden,) + tail
+            if c != value:
+                raise self.error(f"previous cell of shape {c} is neither a cell nor an "
+                                 f"lstm_step node of shape {value} (hidden={hidden} and "
+                                 f"the inputs' columns)")
+        return value
+
+    def storage_shape(self, shape, attrs):
+        hidden, K = attrs
+        return ((K + 5) * hidden,) + shape[1:]   # [h, c, i, f_1..f_K, o, u]
 
     def signature(self, graph, args, attrs, shape):
         hidden, K = attrs
-        parts, shared = self.terms_signature(graph, args[:len(args) - K])
-        cell = (hidden,) + shape[1:]  # what is read of every previous cell
-        return (self.name, hidden, K, *parts) + (cell,) * K, shared
+        T = len(args) - K
+        parts, shared = self.terms_signature(graph, args[:T])
+        ops = graph.ops
+        cells = tuple(((2 * hidden if ops[c] is self else hidden),) + shape[1:]
+                      for c in args[T:])  # what is read of every previous cell
+        return (self.name, hidden, K, *parts) + cells, shared
 
     def prefix_reads(self, key):
         K = key[2]
@@ -80,51 +94,58 @@ class LSTMStep(AffineArguments):
     def memo_key(self, graph, args, attrs):
         K = attrs[1]
         T = len(args) - K
-        shapes = graph.shapes
+        shapes, ops = graph.shapes, graph.ops
         return (self, attrs, args[0], args[1:T:2], tuple(map(shapes.__getitem__, args[2:T:2])),
-                tuple(map(shapes.__getitem__, args[T:])))
+                tuple(map(shapes.__getitem__, args[T:])),
+                tuple(ops[c] is self for c in args[T:]))
 
     def forward(self, xp, ins, attrs, n, out=None):
         H, K = attrs[0]
         T = len(ins) - K
         gates = activated_gates(self, xp, ins[:T], H)     # [i, f_1..f_K, o, u]
-        split = (K + 1) * H
         if out is None:
-            out = xp.empty((n, (K + 4) * H) + gates.shape[2:], dtype=gates.dtype)
-        out[:, H:3 * H] = gates[:, split:]                # o, u
-        out[:, 3 * H:] = gates[:, :split]                 # i, f_1..f_K
-        c = out[:, :H]
-        xp.multiply(out[:, 3 * H:4 * H], out[:, 2 * H:3 * H], out=c)   # i * u
+            out = xp.empty((n, (K + 5) * H) + gates.shape[2:], dtype=gates.dtype)
+        out[:, 2 * H:] = gates
+        h, c = out[:, :H], out[:, H:2 * H]
+        xp.multiply(out[:, 2 * H:3 * H], out[:, -H:], out=c)           # i * u
         for k in range(K):
-            c += out[:, (4 + k) * H:(5 + k) * H] * ins[T + k]
+            c += out[:, (3 + k) * H:(4 + k) * H] * _cell(ins[T + k], H)  # + f_k * c_k
+        xp.tanh(c, out=h)
+        h *= out[:, -2 * H:-H]                                          # h = o * tanh(c)
         return out
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         H, K = attrs[0]
         T = len(ins) - K
-        split = (K + 1) * H
-        gc = g[:, :H]
-        # d loss / d gate activations, back in the weights' order [i, f_1..f_K, o, u]
-        d = xp.empty((n, (K + 3) * H) + g.shape[2:], dtype=g.dtype)
-        d[:, :split] = g[:, 3 * H:]
-        d[:, split:] = g[:, H:3 * H]
-        d[:, :H] += gc * out[:, 2 * H:3 * H]     # d i += dc * u
-        d[:, -H:] += gc * out[:, 3 * H:4 * H]    # d u += dc * i
+        # the gradient reaches h (its readers) and c (the next steps); nothing reads the gates
+        gh, gc = g[:, :H], g[:, H:2 * H]
+        c, acts = out[:, H:2 * H], out[:, 2 * H:]       # acts: [i, f_1..f_K, o, u]
+        i, o, u = acts[:, :H], acts[:, -2 * H:-H], acts[:, -H:]
+        t = xp.tanh(c)
+        d = xp.empty(acts.shape, dtype=g.dtype)         # d loss / d activations, then gates
+        xp.multiply(gh, t, out=d[:, -2 * H:-H])         # d o = dh tanh(c)
+        dc = xp.multiply(t, t)                          # d c = dh o (1 - tanh(c)^2) + dc_next
+        xp.subtract(1.0, dc, out=dc)
+        dc *= o
+        dc *= gh
+        dc += gc
+        xp.multiply(dc, u, out=d[:, :H])                # d i = dc u
+        xp.multiply(dc, i, out=d[:, -H:])               # d u = dc i
         grads = [None] * len(ins)
         for k in range(K):
-            d[:, (k + 1) * H:(k + 2) * H] += gc * ins[T + k]   # d f_k += dc * c_k
+            block = ins[T + k]
+            xp.multiply(dc, _cell(block, H), out=d[:, (1 + k) * H:(2 + k) * H])  # d f_k = dc c_k
             if needs[T + k]:
-                grads[T + k] = gc * out[:, (4 + k) * H:(5 + k) * H]   # d c_k = dc * f_k
-        # times the activations' derivatives, s (1 - s) for the sigmoids and 1 - t^2 for
-        # the candidate u, computed in the node's order [o, u, i, f...] and applied rotated
-        acts = out[:, H:]
+                dck = dc * acts[:, (1 + k) * H:(2 + k) * H]                    # d c_k = dc f_k
+                grads[T + k] = (dck if block.shape[1] == H
+                                else BlockGradient(block.shape, H, 2 * H, dck))
+        # times the activations' derivatives: s (1 - s) for the sigmoids, 1 - u^2 for u
         slope = xp.subtract(1.0, acts)
         slope *= acts
-        u, du = out[:, 2 * H:3 * H], slope[:, H:2 * H]
+        du = slope[:, -H:]
         xp.multiply(u, u, out=du)
         xp.subtract(1.0, du, out=du)
-        d[:, :split] *= slope[:, 2 * H:]
-        d[:, split:] *= slope[:, :2 * H]
+        d *= slope
         if needs[0]:
             grads[0] = bias_gradient(ins[0], d)
         return self.products_backward(xp, ins[:T], d, needs, grads)
@@ -136,72 +157,61 @@ class LSTMStep(AffineArguments):
         return f"{key[0]}-h{key[1]}-K{key[2]}{rest}"
 
 
-class LSTMStepOutput(Op):
-    """``s -> o * tanh(c)`` for a step node ``s = [c, o, ...]``; attribute ``hidden``."""
+class LSTMStepCell(Op):
+    """``s -> c``: the cell that the ``lstm_step`` node ``s`` keeps after its value ``h``
+    (read as the prefix ``[h, c]``); attribute ``hidden``."""
 
-    name = "lstm_step_h"
-    cheap = True   # element-wise arithmetic: the agenda's tie-break runs it early
+    name = "lstm_step_cell"
+    cheap = True   # a copy: the agenda's tie-break runs it early
     arity = 1
     writes_output = True
 
     def infer_shape(self, shapes, attrs):
-        s = shapes[0]
-        if len(s) not in (1, 2) or s[0] % attrs or s[0] < 4 * attrs:
-            raise self.error(f"reads an lstm_step node of hidden={attrs}, got shape {s}")
-        return (attrs,) + s[1:]
+        return shapes[0]   # a cell has the shape of the step's output
 
     def signature(self, graph, args, attrs, shape):
         return (self.name, attrs, (2 * attrs,) + shape[1:]), ()
 
     def describe_signature(self, key, graph=None):
-        return super().describe_signature(key, graph).replace("lstm_step_h-", "lstm_step_h-h", 1)
+        return super().describe_signature(key, graph).replace("lstm_step_cell-", "lstm_step_cell-h", 1)
 
     def prefix_reads(self, key):
-        return {0: key[2]}   # [c, o]: whatever the step's number of cells
+        return {0: key[2]}   # [h, c]
 
     def memo_key(self, graph, args, attrs):
         return (self, attrs, graph.shapes[args[0]])
 
     def forward(self, xp, ins, attrs, n, out=None):
         H = attrs[0]
-        co = ins[0]
-        h = xp.tanh(co[:, :H], out=out)
-        h *= co[:, H:]
-        return h
+        if out is None:
+            return ins[0][:, H:].copy()
+        out[...] = ins[0][:, H:]
+        return out
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         H = attrs[0]
-        co = ins[0]
-        t = xp.tanh(co[:, :H])
-        d = xp.empty_like(co)
-        xp.multiply(g, t, out=d[:, H:])        # d o = g tanh(c)
-        dc = d[:, :H]
-        xp.multiply(t, t, out=dc)              # d c = g o (1 - tanh(c)^2)
-        xp.subtract(1.0, dc, out=dc)
-        dc *= co[:, H:]
-        dc *= g
-        return [d]
+        return [BlockGradient(ins[0].shape, H, 2 * H, g)]
 
 
 _STEP = register(LSTMStep())
-_STEP_H = register(LSTMStepOutput())
+_STEP_CELL = register(LSTMStepCell())
 
 
 def _check_cells(graph, cells, hidden: int) -> None:
-    """A previous cell must be a cell (``hidden`` rows) or an ``lstm_step`` node of the same
-    ``hidden``: any other node of 4, 5, ... blocks would otherwise be read as one."""
+    """A previous cell must be a cell or an ``lstm_step`` node of the same ``hidden``: both
+    have ``hidden`` rows, and a node of a different op would be read as a plain cell."""
     for c in cells:
-        if graph.shapes[c][:1] != (hidden,) and not (graph.ops[c] is _STEP
-                                                    and graph.attrs[c][0] == hidden):
+        if graph.shapes[c][:1] != (hidden,):
             raise ShapeError(f"lstm_step: previous cell node {c} of shape {graph.shapes[c]} is "
                              f"neither a cell of {hidden} rows nor an lstm_step node of "
                              f"hidden={hidden}")
 
 
 def lstm_step(terms, cells, hidden: int):
-    """One LSTM step's gates and new cell as one node ``[c, o, u, i, f_1..f_K]`` (see the
-    module's docstring): ``terms = [b, W1, x1, ...]`` with the bias and weights in the gate
-    order ``[i, f_1..f_K, o, u]``, ``cells`` the K previous cells or step nodes."""
+    """One LSTM step as one node (see the module's docstring): its value is the output
+    ``h``, and it keeps the cell and the gates. ``terms = [b, W1, x1, ...]`` with the bias
+    and weights in the gate order ``[i, f_1..f_K, o, u]``; ``cells``: the K previous cells
+    or step nodes (a step node passed as a cell gives its cell)."""
     hidden = _positive(hidden, "lstm_step")
     terms, cells = list(terms), list(cells)
     graph, ids = as_nodes(terms + cells)
@@ -209,236 +219,207 @@ def lstm_step(terms, cells, hidden: int):
     return graph.add(_STEP, ids, (hidden, len(cells)))
 
 
-def lstm_step_h(s):
-    """The output ``o * tanh(c)`` of the ``lstm_step`` node ``s``."""
-    if type(s) is not Expression or s.graph.ops[s.node] is not _STEP:
-        raise ShapeError("lstm_step_h: reads an lstm_step node, got "
-                         + (f"a {s.graph.ops[s.node].name} node" if type(s) is Expression
-                            else type(s).__name__))
-    return s.graph.add(_STEP_H, (s.node,), s.graph.attrs[s.node][0])
-
-
 def lstm_step_cell(s):
-    """The cell ``c`` (``hidden`` rows) of the ``lstm_step`` node ``s`` as an expression of
-    its own (a ``pick_range`` node); a plain cell is returned as it is. Only needed to look
-    at a cell: the next step reads it from ``s`` directly."""
+    """The cell ``c`` that the ``lstm_step`` node ``s`` keeps, as an expression of its own
+    (an ``lstm_step_cell`` node); a plain cell is returned as it is. Only needed to look at
+    a cell: the next step reads it from ``s`` directly."""
     if type(s) is Expression and s.graph.ops[s.node] is _STEP:
-        return pick_range(s, 0, s.graph.attrs[s.node][0])
+        return s.graph.add(_STEP_CELL, (s.node,), s.graph.attrs[s.node][0])
     return s
 
 
 _UNIT = object()  # first element of lstm_unit's memo keys (never equal to an Op's key)
 
 
-def lstm_unit(b, weights, inputs, cells, hidden: int) -> tuple:
-    """``(h, s)`` of one LSTM unit: ``s = lstm_step([b, W1, x1, ...], cells, hidden)`` and
-    ``h = lstm_step_h(s)``. Pass ``s`` on as the next unit's cell.
+def lstm_unit(b, weights, inputs, cells, hidden: int):
+    """One LSTM unit: ``lstm_step([b, W1, x1, ...], cells, hidden)``. Its value is the
+    unit's output ``h``; pass the node on as the next unit's input *and* cell.
 
     A sequence LSTM step is ``weights = [Wx, Wh]``, ``inputs = [x, h_prev]``,
-    ``cells = [s_prev]``; a binary Tree-LSTM node is ``[U_L, U_R]``, ``[h_L, h_R]``,
+    ``cells = [c_prev]`` (after the first step, ``h_prev`` and ``c_prev`` are both the
+    previous step node); a binary Tree-LSTM node is ``[U_L, U_R]``, ``[s_L, s_R]``,
     ``[s_L, s_R]``; a Tree-LSTM leaf is ``[W]``, ``[x]``, ``[]``.
 
-    The nodes are exactly those the two functions build, but construction is paid on every
-    step of every sentence, so after the first unit of a given kind the shapes and
-    signatures come from the graph's memo instead of being checked and hashed again."""
+    The node is exactly the one ``lstm_step`` builds, but construction is paid on every
+    step of every sentence, so after the first unit of a given kind the shape and signature
+    come from the graph's memo instead of being checked and hashed again."""
     args = _unit_args(b, weights, inputs, cells, hidden)
     if args is None:  # not all plain parameters and valid expressions of one graph
         return _build_unit(b, weights, inputs, cells, hidden)
     graph = inputs[0].graph
-    shapes, depths = graph.shapes, graph.depths
+    shapes, depths, ops = graph.shapes, graph.depths, graph.ops
     cell_nodes = tuple(c.node for c in cells)
     key = (_UNIT, hidden, args[0], tuple(args[1::2]), tuple(shapes[a] for a in args[2::2]),
-           tuple(shapes[c] for c in cell_nodes))
+           tuple(shapes[c] for c in cell_nodes), tuple(ops[c] is _STEP for c in cell_nodes))
     known = graph.memo.get(key)
     if known is None:  # first unit of this kind in the graph: build it the checked way
-        h, s = _build_unit(b, weights, inputs, cells, hidden)
-        graph.memo[key] = (graph.sigs[s.node], shapes[s.node], graph.attrs[s.node],
-                           graph.sigs[h.node], shapes[h.node])
-        return h, s
-    step_sig, step_shape, step_attrs, h_sig, h_shape = known
+        s = _build_unit(b, weights, inputs, cells, hidden)
+        graph.memo[key] = (graph.sigs[s.node], shapes[s.node], graph.attrs[s.node])
+        return s
+    sig, shape, attrs = known
     depth = 0
     for a in args[2::2] + list(cell_nodes):
         if depths[a] > depth:
             depth = depths[a]
-    s = graph.push(_STEP, tuple(args) + cell_nodes, step_attrs, step_shape, step_sig, depth + 1)
-    h = graph.push(_STEP_H, (s.node,), hidden, h_shape, h_sig, depth + 2)
-    return h, s
+    return graph.push(_STEP, tuple(args) + cell_nodes, attrs, shape, sig, depth + 1)
 
 
 class UnitBuilder:
     """Builds many LSTM units of one kind - one bias, one list of weights - like
     :func:`lstm_unit`, with the per-unit bookkeeping done once.
 
-    The first unit is built by :func:`lstm_unit` (every check, and the graph's memo). When
-    the bias and weights are model parameters, their node ids, the input shapes and the two
-    signatures are then known for the whole graph, so a later unit whose inputs are
-    expressions of that graph with the same shapes, and whose cells are cells or step nodes
-    of the same size, is two pushes. Anything else goes through :func:`lstm_unit` again,
+    A unit of a new kind (the first of a graph, or the first whose previous cells are
+    step nodes instead of plain cells, or the other way round) is built by
+    :func:`lstm_unit` (every check, and the graph's memo). When the bias and weights are
+    model parameters, their node ids, the input shapes and the signature are then known for
+    the whole graph, so a later unit of that kind whose inputs are expressions of that graph
+    with the same shapes is one push. Anything else goes through :func:`lstm_unit` again,
     which reports mistakes at the user's line. The nodes are exactly those
     :func:`lstm_unit` builds. (Per-instance code: a sequence or a tree of one instance; the
     runtime still does the batching across instances.)"""
 
     def __init__(self, b, weights, hidden: int):
         self.b, self.weights, self.hidden = b, list(weights), int(hidden)
-        self.graph = None  # the graph whose unit of this kind was learnt from
+        self.graph = None  # the graph whose units of this kind were learnt from
+        self.kinds: dict = {}  # per cells pattern (which are step nodes): (signature, shape)
 
-    def __call__(self, inputs, cells) -> tuple:
-        """``(h, s)`` of one unit: ``inputs`` matched with the weights, previous ``cells``."""
+    def __call__(self, inputs, cells):
+        """One unit (a step node): ``inputs`` matched with the weights, previous ``cells``."""
         graph = self.graph
         if graph is not None and not graph.finished:
             xs = _nodes_of(graph, inputs, self.input_shapes)
             if xs is not None:
                 cs = self._cell_nodes(graph, cells)
-                if cs is not None:
-                    return self._push(graph, xs, cs)
-        h, s = lstm_unit(self.b, self.weights, list(inputs), tuple(cells), self.hidden)
-        self._learn(h, s)
-        return h, s
+                if cs is not None and cs[1] in self.kinds:
+                    return self._push(graph, xs, *cs)
+        s = lstm_unit(self.b, self.weights, list(inputs), tuple(cells), self.hidden)
+        self._learn(s)
+        return s
 
-    def _learn(self, h, s) -> None:
-        graph = h.graph
+    def _learn(self, s) -> None:
+        graph = s.graph
         step = s.node
-        self.step_attrs = graph.attrs[step]
-        K = self.step_attrs[1]
+        attrs = graph.attrs[step]
+        K = attrs[1]
         args = graph.args[step]
         terms = args[:len(args) - K]
         if any(a not in graph.param_of_node for a in (terms[0],) + terms[1::2]):
             self.graph = None  # a bias or weight that is an expression: no shortcut
             return
-        shapes, sigs = graph.shapes, graph.sigs
+        if graph is not self.graph:
+            self.kinds = {}
+        shapes, ops = graph.shapes, graph.ops
         self.graph = graph
+        self.step_attrs = attrs
         self.template = list(terms)  # [b, W1, x1, ...]: the x slots change per unit
         self.input_shapes = [shapes[a] for a in terms[2::2]]
         self.n_cells = K
-        self.tail = shapes[step][1:]
-        self.kinds = (sigs[step], shapes[step], sigs[h.node], shapes[h.node])
+        self.value_shape = shapes[step]
+        self.kinds[tuple(ops[c] is _STEP for c in args[len(args) - K:])] = (graph.sigs[step],
+                                                                            shapes[step])
 
     def _cell_nodes(self, graph, cells):
-        """The node ids of ``cells`` when each is a cell or a step node that this unit reads
-        like the learnt one (same ``hidden`` and columns); None otherwise."""
-        hidden, tail = self.hidden, self.tail
-        ops, shapes, attrs = graph.ops, graph.shapes, graph.attrs
+        """``(node ids, pattern)`` of ``cells`` when each is a cell or a step node of this
+        unit's shape (``pattern``: which are step nodes); None otherwise."""
+        shape = self.value_shape
+        shapes, ops = graph.shapes, graph.ops
         nodes = []
         for c in cells:
-            if type(c) is not Expression or c.graph is not graph:
+            if type(c) is not Expression or c.graph is not graph or shapes[c.node] != shape:
                 return None
-            n = c.node
-            shape = shapes[n]
-            if shape[1:] != tail or (shape[0] != hidden
-                                     and (ops[n] is not _STEP or attrs[n][0] != hidden)):
-                return None
-            nodes.append(n)
-        return nodes if len(nodes) == self.n_cells else None
+            nodes.append(c.node)
+        if len(nodes) != self.n_cells:
+            return None
+        return nodes, tuple(ops[n] is _STEP for n in nodes)
 
-    def _push(self, graph, xs, cs) -> tuple:
-        step_sig, step_shape, h_sig, h_shape = self.kinds
-        depths, push = graph.depths, graph.push
+    def _push(self, graph, xs, cs, pattern):
+        sig, shape = self.kinds[pattern]
+        depths = graph.depths
         template = self.template
         template[2::2] = xs
         depth = 0
         for a in xs + cs:
             if depths[a] > depth:
                 depth = depths[a]
-        s = push(_STEP, tuple(template + cs), self.step_attrs, step_shape, step_sig, depth + 1)
-        h = push(_STEP_H, (s.node,), self.hidden, h_shape, h_sig, depth + 2)
-        return h, s
+        return graph.push(_STEP, tuple(template + cs), self.step_attrs, shape, sig, depth + 1)
 
-    def sequence(self, steps, h, s) -> list:
-        """``[(h_1, s_1), ..., (h_T, s_T)]``: a sequence LSTM's units from the state
-        ``(h, s)``, step ``t`` reading the input pieces ``steps[t]`` (see
+    def sequence(self, steps, h, c) -> list:
+        """``[s_1, ..., s_T]``: a sequence LSTM's step nodes from the state ``h, c`` (each a
+        plain vector or a step node), step ``t`` reading the input pieces ``steps[t]`` (see
         :func:`lstm_sequence`).
 
-        Once the builder knows this graph's unit, ``h`` and ``s`` are nodes it built, so
-        only the input pieces need checking: every following step whose pieces pass is
-        appended in one ``push_steps``. A step whose pieces do not pass goes through the
-        checked path (which reports the mistake at the user's line, or builds it the general
-        way)."""
-        return self._sequence(steps, h, s, states=True)
-
-    def outputs(self, steps, h, s) -> list:
-        """``[h_1, ..., h_T]``: the same nodes as :meth:`sequence`, only the outputs handed
-        back (a BiLSTM's ``transduce`` needs nothing else: no expression is made for the
-        step nodes)."""
-        return self._sequence(steps, h, s, states=False)
-
-    def _sequence(self, steps, h, s, states: bool) -> list:
+        The first step reads ``h`` and ``c``, every later step the step before it. Once the
+        builder knows this graph's unit that reads a step node, only the input pieces need
+        checking: every following step whose pieces pass is appended in one
+        ``push_steps``. A step whose pieces do not pass goes through the checked path
+        (which reports the mistake at the user's line, or builds it the general way)."""
         steps = list(steps)
         out: list = []
-        ours = False  # whether (h, s) came from this builder, in self.graph
+        ours = False  # whether the previous step came from this builder, in self.graph
         t = 0
         while t < len(steps):
             graph = self.graph
-            if ours and not graph.finished:
+            if ours and not graph.finished and (True,) in self.kinds:
                 checked = _checked_steps(graph, steps, t, self.input_shapes[:-1])
                 if checked:
-                    first = self.push_steps(graph, checked, h.node, s.node)
+                    first = self.push_steps(graph, checked, out[-1].node)
                     n_steps = len(checked) // (len(self.input_shapes) - 1)
-                    last = first + 2 * n_steps
-                    if states:
-                        out += [(Expression(graph, n + 1), Expression(graph, n))
-                                for n in range(first, last, 2)]
-                    else:
-                        out += [Expression(graph, n) for n in range(first + 1, last, 2)]
-                    h, s = Expression(graph, last - 1), Expression(graph, last - 2)
+                    out += [Expression(graph, n) for n in range(first, first + n_steps)]
                     t += n_steps
                     continue
-            h, s = self(list(steps[t]) + [h], (s,))
+            s = self(list(steps[t]) + [h], (c,))
+            h = c = s
             ours = self.graph is not None
-            out.append((h, s) if states else h)
+            out.append(s)
             t += 1
         return out
 
-    def push_steps(self, graph, inputs: list, h: int, s: int) -> int:
-        """Sequence steps from the state ``(h, s)`` (node ids of this graph that this
+    def push_steps(self, graph, inputs: list, s: int) -> int:
+        """Sequence steps after the step node ``s`` (a node id of this graph that this
         builder made) reading ``inputs``, the checked input node ids of all steps, one after
         another (as many per step as the unit has input pieces besides ``h``): the nodes
         :meth:`_push` would append step by step, appended to the graph's lists at once.
-        Returns the first new node id: step ``t``'s step node is ``first + 2 t``, its output
-        the next."""
-        step_sig, step_shape, h_sig, h_shape = self.kinds
-        step_attrs, hidden = self.step_attrs, self.hidden
+        Returns the first new node id; step ``t`` is node ``first + t``."""
+        sig, shape = self.kinds[(True,)]
         template = self.template
         depths = graph.depths
         first = node = len(graph.ops)
         args, node_depths = [], []
-        dh = depths[h]  # (the output is always one deeper than its step node)
+        ds = depths[s]
         k = len(template) // 2 - 1  # input pieces per step, h aside
-        if k == 1:    # [b, W, x, Wh, h]: a first layer; written out, without the slicing
+        if k == 1:    # [b, W, x, Wh, s] and the cell s: a first layer, written out
             b, W, Wh = template[0], template[1], template[3]
             for x in inputs:
                 d = depths[x]
-                d = (d if d > dh else dh) + 1     # the step's
-                dh = d + 1                        # the output's
-                args += ((b, W, x, Wh, h, s), (node,))
-                node_depths += (d, dh)
-                s, h = node, node + 1
-                node += 2
-        elif k == 2:  # [b, Wf, f, Wb, b, Wh, h]: a BiLSTM's upper layer, likewise
+                ds = (d if d > ds else ds) + 1
+                args.append((b, W, x, Wh, s, s))
+                node_depths.append(ds)
+                s = node
+                node += 1
+        elif k == 2:  # [b, Wf, f, Wb, b, Wh, s] and the cell s: a BiLSTM's upper layer
             b, Wf, Wb, Wh = template[0], template[1], template[3], template[5]
             for j in range(0, len(inputs), 2):
                 f, x = inputs[j], inputs[j + 1]
                 d, dx = depths[f], depths[x]
                 d = (d if d > dx else dx)
-                d = (d if d > dh else dh) + 1
-                dh = d + 1
-                args += ((b, Wf, f, Wb, x, Wh, h, s), (node,))
-                node_depths += (d, dh)
-                s, h = node, node + 1
-                node += 2
+                ds = (d if d > ds else ds) + 1
+                args.append((b, Wf, f, Wb, x, Wh, s, s))
+                node_depths.append(ds)
+                s = node
+                node += 1
         else:
             for j in range(0, len(inputs), k):
                 xs = inputs[j:j + k]
                 d = max(map(depths.__getitem__, xs))
-                template[2::2] = xs + [h]
-                d = (d if d > dh else dh) + 1
-                dh = d + 1
-                args += (tuple(template) + (s,), (node,))
-                node_depths += (d, dh)
-                s, h = node, node + 1
-                node += 2
-        T = (node - first) // 2
-        graph.push_many([_STEP, _STEP_H] * T, args, [step_attrs, hidden] * T,
-                        [step_shape, h_shape] * T, [step_sig, h_sig] * T, node_depths)
+                template[2::2] = xs + [s]
+                ds = (d if d > ds else ds) + 1
+                args.append(tuple(template) + (s,))
+                node_depths.append(ds)
+                s = node
+                node += 1
+        T = node - first
+        graph.push_many([_STEP] * T, args, [self.step_attrs] * T, [shape] * T, [sig] * T,
+                        node_depths)
         return first
 
 
@@ -451,13 +432,13 @@ def _nodes_of(graph, expressions, shapes_wanted):
     return nodes
 
 
-def lstm_sequence(b, weights, steps, h, s, hidden: int) -> list:
-    """``[(h_1, s_1), ..., (h_T, s_T)]`` of a sequence LSTM started from ``(h, s)`` (``s``
-    a cell or a step node): ``lstm_unit(b, weights, steps[t] + [h_{t-1}], (s_{t-1},),
-    hidden)`` for every step (``steps[t]``: the list of input pieces at step ``t``;
-    ``weights``: one matrix per piece, then ``Wh``), built by one :class:`UnitBuilder`
-    (see its ``sequence``)."""
-    return UnitBuilder(b, weights, hidden).sequence(steps, h, s)
+def lstm_sequence(b, weights, steps, h, c, hidden: int) -> list:
+    """``[s_1, ..., s_T]``, the step nodes of a sequence LSTM started from ``h`` and ``c``
+    (plain vectors, or both the step node of an earlier step): ``s_t = lstm_unit(b,
+    weights, steps[t] + [s_{t-1}], (s_{t-1},), hidden)`` (``steps[t]``: the list of input
+    pieces at step ``t``; ``weights``: one matrix per piece, then ``Wh``), built by one
+    :class:`UnitBuilder` (see its ``sequence``). Each node's value is that step's ``h``."""
+    return UnitBuilder(b, weights, hidden).sequence(steps, h, c)
 
 
 def _checked_steps(graph, steps, t: int, shapes_wanted) -> list:
@@ -491,14 +472,13 @@ def _build_unit(b, weights, inputs, cells, hidden):
     terms = [b]
     for W, x in zip(weights, inputs):
         terms += [W, x]
-    s = lstm_step(terms, cells, hidden)
-    return lstm_step_h(s), s
+    return lstm_step(terms, cells, hidden)
 
 
 def _unit_args(b, weights, inputs, cells, hidden):
     """The step node's term ids ``[b, W1, x1, ...]`` when every weight is a parameter, every
-    input an expression of one live graph and every cell a cell or step node of it that the
-    step can read; None otherwise."""
+    input an expression of one live graph and every cell an expression of it of ``hidden``
+    rows (a cell or a step node); None otherwise."""
     first = inputs[0] if inputs else None
     if type(first) is not Expression or len(weights) != len(inputs):
         return None
@@ -522,15 +502,14 @@ def _unit_args(b, weights, inputs, cells, hidden):
             return None
         args.append(node)
         args.append(x.node)
-    ops, shapes, attrs = graph.ops, graph.shapes, graph.attrs
+    shapes = graph.shapes
     for c in cells:
         if type(c) is not Expression or c.graph is not graph:
             return None
-        n = c.node
-        if shapes[n][:1] != (hidden,) and (ops[n] is not _STEP or attrs[n][0] != hidden):
+        if shapes[c.node][:1] != (hidden,):
             return None  # the checked path says what is wrong
     return args
 
 
-__all__ = ["lstm_step", "lstm_step_h", "lstm_step_cell", "lstm_unit", "lstm_sequence",
+__all__ = ["lstm_step", "lstm_step_cell", "lstm_unit", "lstm_sequence",
            "UnitBuilder"]

@@ -24,9 +24,10 @@ def argument_reads(graph, batches: list, itemsize: int) -> list:
     address = [-1] * len(shapes)  # parameters stay at -1: they live in the model
     next_free = 0
     for batch in batches:
+        storage = sigtab[sigs[batch[0]]].storage  # what each node keeps, if more than its value
         for i in batch:
             address[i] = next_free
-            next_free += size_of(shapes[i])
+            next_free += size_of(storage or shapes[i])
 
     result = []
     for batch in batches:

@@ -1,8 +1,10 @@
 """Contiguous memory (§3.3): arguments that are consecutive rows of one block are read as a
 view; otherwise one gather copies them. Backward scatters through the same index."""
 import numpy as np
+import pytest
 
 import batchviz as bv
+from batchviz.execute.memory import STRIDED
 
 
 def build_chain(order):
@@ -182,3 +184,39 @@ def test_evenly_spaced_scalars_are_a_strided_view_for_element_wise_ops(float64):
         np.testing.assert_allclose(P[j].grad, np.full(3, 1 - np.tanh(x[j].sum()) ** 2), rtol=1e-12)
     for j in (1, 3, 5):
         np.testing.assert_allclose(P[j].grad, np.full(3, 3.0), rtol=1e-12)
+
+
+def test_nodes_keep_their_storage_and_readers_see_their_value(float64):
+    """An lstm_step node keeps [h, c, gates] (Op.storage_shape): the layout gives every node
+    that much memory, its readers see h, the next step's batch reads [h, c] in place (a
+    strided view), and an element-wise op may not declare storage."""
+    from batchviz.ops.base import Op
+    from batchviz.signature import SignatureTable
+
+    model = bv.Model(seed=0)
+    b, Wx, Wh = (model.add_parameters((8,)), model.add_parameters((8, 3)),
+                 model.add_parameters((8, 2)))
+    with bv.Graph(strategy="agenda") as g:
+        x = [bv.input(np.full(3, k, dtype=float)) for k in range(3)]
+        first = [bv.lstm_unit(b, [Wx, Wh], [xk, bv.zeros(2)], [bv.zeros(2)], 2) for xk in x]
+        second = [bv.lstm_unit(b, [Wx, Wh], [xk, s], [s], 2) for xk, s in zip(x, first)]
+        bv.esum([bv.sum_elems(s) for s in second]).value()
+        kept = g.sigtab[g.sigs[first[0].node]].storage
+        assert kept == (12,) and first[0].shape == (2,)
+        addresses = [g.memory.address[s.node] for s in first]
+        assert np.diff(addresses).tolist() == [12, 12]          # each keeps 12, not 2
+        rec = g.memory.records[g.memory.batch_of[second[0].node]]
+        assert rec.out.shape == (3, 12)
+        cell_read = rec.sources[-1]
+        assert cell_read[0] == STRIDED and cell_read[4:6] == (4, 12)   # [h, c] of each, 12 apart
+        for s in first:
+            np.testing.assert_array_equal(s.value(), g.memory.flat_value(g, s.node, 2))
+
+    class KeepsMore(Op):
+        name, elementwise = "keeps_more", True
+
+        def storage_shape(self, shape, attrs):
+            return (2 * shape[0],)
+
+    with pytest.raises(TypeError, match="element-wise op cannot keep more"):
+        SignatureTable([]).intern(("keeps_more",), KeepsMore(), (), (3,), None)

@@ -70,11 +70,11 @@ class Op:
         """``{position: shape}`` for the argument positions of which a batch of signature
         ``key`` reads only the *leading* elements of each argument node, seen as an array of
         ``shape`` (which may reach past the node's value into the memory it keeps, see
-        :meth:`storage_shape`). The executor then gathers (and scatters gradients back to) that prefix of
-        every node, and the signature names the prefix's shape, not the whole node's, so that
-        nodes reading the same prefix of differently sized nodes still batch. ``lstm_step``
-        reads the cell ``c`` at the front of the previous step's node this way. Default:
-        every argument is read whole."""
+        :meth:`storage_shape`). The executor then gathers (and scatters gradients back to)
+        that prefix of every node, and the signature names the prefix's shape, not the whole
+        node's, so that nodes reading the same prefix of nodes that keep different amounts
+        of memory still batch. ``lstm_step`` reads ``[h, c]`` at the front of the previous
+        step's node this way. Default: every argument is read whole."""
         return {}
 
     def storage_shape(self, shape: tuple, attrs) -> tuple | None:

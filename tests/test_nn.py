@@ -1,8 +1,9 @@
 """batchviz.nn builders and the fused LSTM / manual-batching ops, against NumPy references.
 
 The references are written out in plain NumPy, gate by gate, so the fused kernels
-(``bv.lstm_gates``, ``bv.lstm_c``, ``bv.lstm_h``; ``bv.lstm_step``, ``bv.lstm_step_h``), the
-builders and the column (manual batching) ops are each checked against an independent computation in float64."""
+(``bv.lstm_gates``, ``bv.lstm_c``, ``bv.lstm_h``; ``bv.lstm_step``, ``bv.lstm_step_cell``),
+the builders and the column (manual batching) ops are each checked against an independent
+computation in float64."""
 import sys
 from pathlib import Path
 

@@ -61,12 +61,8 @@ class AffineBatch(AffineArguments):
     arity = None
 
     def infer_shape(self, shapes, attrs):
-        if len(shapes) < 3 or len(shapes) % 2 == 0:
-            raise self.error("takes [b, W1, X1, W2, X2, ...]: an odd number (>= 3) of "
-                             f"expressions, got {len(shapes)}")
+        self.check_terms(shapes, vector_bias=True)
         b = shapes[0]
-        if len(b) != 1:
-            raise self.error(f"the bias must be a vector, got shape {b}")
         out = None
         for i in range(1, len(shapes), 2):
             W, X = shapes[i], shapes[i + 1]

@@ -10,7 +10,6 @@ from .. import graph as _graph  # modules, not names: they import the ops packag
 from .. import model as _model
 from ..backend import state
 from .base import Op, register, shared_node
-from ._build import build
 
 
 class Parameter(Op):

@@ -120,6 +120,15 @@ class AffineArguments(Op):
     when they are parameters (their node ids go into the signature), the ``x`` positions
     never are (only their shapes do)."""
 
+    def check_terms(self, shapes, vector_bias: bool = False) -> None:
+        """Raise unless ``shapes`` are ``[b, W1, x1, ...]``: an odd number (>= 3) of them
+        (and, with ``vector_bias``, a bias that is a vector)."""
+        if len(shapes) < 3 or len(shapes) % 2 == 0:
+            raise self.error("takes [b, W1, x1, W2, x2, ...]: an odd number (>= 3) of "
+                             f"expressions, got {len(shapes)}")
+        if vector_bias and len(shapes[0]) != 1:
+            raise self.error(f"the bias must be a vector, got shape {shapes[0]}")
+
     def signature_prefix(self, attrs) -> tuple:
         """What besides the op's name and the arguments the signature holds (default nothing)."""
         return ()
@@ -180,9 +189,7 @@ class AffineTransform(AffineArguments):
     arity = None
 
     def infer_shape(self, shapes, attrs):
-        if len(shapes) < 3 or len(shapes) % 2 == 0:
-            raise self.error("takes [b, W1, x1, W2, x2, ...]: an odd number (>= 3) of expressions, "
-                             f"got {len(shapes)}")
+        self.check_terms(shapes)
         out = shapes[0]
         for i in range(1, len(shapes), 2):
             term = _mm_shape(self, shapes[i], shapes[i + 1])

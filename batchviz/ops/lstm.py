@@ -82,12 +82,8 @@ def _scale_by_derivative(d, g, out, hidden, xp):
 def gates_shape(op, shapes, hidden: int, blocks: int | None = None) -> tuple:
     """The shape of the gates from terms of shapes ``[b, W1, x1, ...]``: ``b``'s rows (3 or
     more blocks of ``hidden``; exactly ``blocks`` when given) and the inputs' columns."""
-    if len(shapes) < 3 or len(shapes) % 2 == 0:
-        raise op.error("takes [b, W1, x1, W2, x2, ...]: an odd number (>= 3) of "
-                       f"expressions, got {len(shapes)}")
+    op.check_terms(shapes, vector_bias=True)
     b = shapes[0]
-    if len(b) != 1:
-        raise op.error(f"the bias must be a vector, got shape {b}")
     if b[0] % hidden or b[0] // hidden < 3:
         raise op.error(f"the bias has {b[0]} rows, which is not 3 or more blocks of "
                        f"hidden={hidden} rows (gates [i, f..., o, u])")

@@ -24,12 +24,12 @@ class SignatureInfo:
     op: object            # the Op instance that computes nodes of this signature
     shared: tuple         # argument positions that every node of the batch shares (same node)
     cheap: bool           # the paper's tie-break: cheap (element-wise) before heavy (matmul)
-    #: ``{position: shape}``: argument positions of which the batch reads only the leading
-    #: elements, as an array of ``shape`` (see :meth:`batchviz.ops.base.Op.prefix_reads`)
+    #: ``{position: block}``: argument positions at which the batch reads another block of
+    #: what the argument nodes keep than their value (:meth:`batchviz.ops.base.Op.block_reads`)
     reads: dict = field(default_factory=dict)
-    #: the shape of the memory each node keeps when more than its value (its value first),
-    #: else None: see :meth:`batchviz.ops.base.Op.storage_shape`
-    storage: tuple | None = None
+    #: how many blocks of its value's shape each node keeps, its value being block 0
+    #: (:meth:`batchviz.ops.base.Op.storage_blocks`)
+    blocks: int = 1
 
     def describe(self, graph=None) -> str:
         """A readable form such as ``matmul-W#3-64x1`` or ``tanh``."""
@@ -54,13 +54,15 @@ class SignatureTable:
         ``shape`` and ``attrs`` tells what every node of the signature keeps in memory."""
         sig = self.ids.get(key)
         if sig is None:
-            storage = op.storage_shape(shape, attrs)
-            if storage is not None and op.elementwise:
-                raise TypeError(f"{op.name}: an element-wise op cannot keep more than its value")
+            blocks = op.storage_blocks(shape, attrs)
+            if blocks != 1 and (op.elementwise or not op.writes_output or blocks < 1):
+                raise TypeError(f"{op.name}: keeps {blocks} blocks; only an op that is not "
+                                "element-wise and writes its output may keep more than its "
+                                "value (one block)")
             sig = len(self.infos)
             self.ids[key] = sig
-            self.infos.append(SignatureInfo(key, op, shared, op.cheap, op.prefix_reads(key),
-                                            storage))
+            self.infos.append(SignatureInfo(key, op, shared, op.cheap, op.block_reads(key),
+                                            blocks))
         return sig
 
     def __len__(self) -> int:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import batchviz as bv
-from batchviz.execute.memory import STRIDED
+from batchviz.execute.memory import VIEW
 
 
 def build_chain(order):
@@ -186,10 +186,11 @@ def test_evenly_spaced_scalars_are_a_strided_view_for_element_wise_ops(float64):
         np.testing.assert_allclose(P[j].grad, np.full(3, 3.0), rtol=1e-12)
 
 
-def test_nodes_keep_their_storage_and_readers_see_their_value(float64):
-    """An lstm_step node keeps [h, c, gates] (Op.storage_shape): the layout gives every node
-    that much memory, its readers see h, the next step's batch reads [h, c] in place (a
-    strided view), and an element-wise op may not declare storage."""
+def test_nodes_keep_their_blocks_and_readers_see_their_value(float64):
+    """An lstm_step node keeps the blocks [h, c, i, f, o, u] (Op.storage_blocks), laid out
+    block by block per batch: the batch's values h lie back to back (its readers see h, as a
+    view), every block is a batch's values apart, the next step's batch reads the cells,
+    block 1, in place (a view), and an element-wise op may not keep more than its value."""
     from batchviz.ops.base import Op
     from batchviz.signature import SignatureTable
 
@@ -200,23 +201,28 @@ def test_nodes_keep_their_storage_and_readers_see_their_value(float64):
         x = [bv.input(np.full(3, k, dtype=float)) for k in range(3)]
         first = [bv.lstm_unit(b, [Wx, Wh], [xk, bv.zeros(2)], [bv.zeros(2)], 2) for xk in x]
         second = [bv.lstm_unit(b, [Wx, Wh], [xk, s], [s], 2) for xk, s in zip(x, first)]
-        bv.esum([bv.sum_elems(s) for s in second]).value()
-        kept = g.sigtab[g.sigs[first[0].node]].storage
-        assert kept == (12,) and first[0].shape == (2,)
+        cells = [bv.lstm_step_cell(s) for s in first]
+        bv.esum([bv.sum_elems(s) for s in second + cells]).value()
+        assert g.sigtab[g.sigs[first[0].node]].blocks == 6 and first[0].shape == (2,)
         addresses = [g.memory.address[s.node] for s in first]
-        assert np.diff(addresses).tolist() == [12, 12]          # each keeps 12, not 2
-        rec = g.memory.records[g.memory.batch_of[second[0].node]]
-        assert rec.out.shape == (3, 12)
-        cell_read = rec.sources[-1]
-        assert cell_read[0] == STRIDED and cell_read[4:6] == (4, 12)   # [h, c] of each, 12 apart
-        for s in first:
-            np.testing.assert_array_equal(s.value(), g.memory.flat_value(g, s.node, 2))
+        assert np.diff(addresses).tolist() == [2, 2]              # the values back to back
+        mem = g.memory
+        first_rec = mem.records[mem.batch_of[first[0].node]]
+        assert first_rec.out.shape == (6, 3, 2) and first_rec.block_stride == 6
+        assert mem.block_address(first[1].node, 1) == addresses[1] + 6
+        rec = mem.records[mem.batch_of[second[0].node]]
+        h_read, cell_read = rec.sources[-2], rec.sources[-1]
+        assert h_read[0] == VIEW and cell_read[0] == VIEW
+        assert cell_read[2] == h_read[2] + 6                      # block 1: 6 further on
+        for s, c in zip(first, cells):
+            np.testing.assert_array_equal(s.value(), mem.flat_value(g, s.node))
+            np.testing.assert_array_equal(c.value(), mem.flat_value(g, s.node, 1))
 
     class KeepsMore(Op):
-        name, elementwise = "keeps_more", True
+        name, elementwise, writes_output = "keeps_more", True, True
 
-        def storage_shape(self, shape, attrs):
-            return (2 * shape[0],)
+        def storage_blocks(self, shape, attrs):
+            return 2
 
-    with pytest.raises(TypeError, match="element-wise op cannot keep more"):
+    with pytest.raises(TypeError, match="only an op that is not element-wise"):
         SignatureTable([]).intern(("keeps_more",), KeepsMore(), (), (3,), None)

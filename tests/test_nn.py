@@ -89,7 +89,7 @@ def test_lstm_unit_fast_path_builds_the_same_nodes(float64):
         s2 = bv.lstm_unit(b, [Wx, Wh], [x, s1], [s1], 2)  # reads a step node: checked too
         s3 = bv.lstm_unit(b, [Wx, Wh], [x, s2], [s2], 2)  # memoized
         s4 = bv.lstm_step([b, Wx, x, Wh, s2], [s2], 2)
-        assert g.sigs[s1.node] != g.sigs[s2.node]          # a plain cell, then [h, c] read
+        assert g.sigs[s1.node] != g.sigs[s2.node]          # a plain cell, then a step node's cell block
         assert g.sigs[s3.node] == g.sigs[s4.node] and g.attrs[s3.node] == g.attrs[s4.node]
         assert g.shapes[s3.node] == g.shapes[s4.node] == (2,)
         assert g.depths[s3.node] == g.depths[s4.node] == g.depths[s2.node] + 1
@@ -102,9 +102,9 @@ def test_lstm_unit_fast_path_builds_the_same_nodes(float64):
         np.testing.assert_allclose(s2.value(), bv.vanilla_lstm_h(c2, gates2).value(), rtol=1e-14)
         # the step's value is h; it keeps [h, c, i, f, o, u], and lstm_step_cell cuts out c
         np.testing.assert_allclose(bv.lstm_step_cell(s2).value(), c2.value(), rtol=1e-14)
-        assert g.sigtab[g.sigs[s2.node]].storage == (12,)
+        assert g.sigtab[g.sigs[s2.node]].blocks == 6
         g.forward()
-        kept = g.memory.flat_value(g, s2.node, 12)
+        kept = np.concatenate([g.memory.flat_value(g, s2.node, k) for k in range(6)])
         np.testing.assert_allclose(kept, np.concatenate([s2.value(), c2.value(), gates2.value()]),
                                    rtol=1e-14)
         assert bv.lstm_step_cell(c) is c
@@ -463,9 +463,9 @@ def test_lstm_signatures_batch_across_instances():
         names = sorted(g.signature_name(s) for s in set(g.sigs[n] for n in range(len(g))
                                                          if g.ops[n].name == "lstm_step"))
         # the parameters' node ids are in them; the first step reads a plain zero cell
-        # (4 rows), the later ones [h, c] of the step before (8 rows)
+        # (4 rows), the later ones the cell block of the step before
         assert len(names) == 2 and all("#" in name for name in names)
-        assert names[0].endswith("-4x1") and names[1].endswith("-8x1")
+        assert names[0].endswith("-4x1") and names[1].endswith("-cell")
         forward = g.last_stats.forward
         records = g.memory.records
     # 6 x 5 steps, one node each = 30 nodes in 5 batches (plus inputs, zeros, sums)

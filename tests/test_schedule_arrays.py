@@ -139,11 +139,15 @@ def reference_chain_bounds(graph) -> dict:
 def reference_copies(graph, batches) -> CopyCounts:
     """The executor's rule (``gather_kind``) per batch and argument position, in a loop."""
     shapes, args, params = graph.shapes, graph.args, graph.param_of_node
-    address, next_free = {}, 0
+    address, stride, next_free = {}, {}, 0
     for batch in batches:
-        for i in batch:  # each node takes what it keeps: its value, or more (lstm_step)
+        values = sum(size_of(shapes[i]) for i in batch)
+        blocks = graph.sigtab[graph.sigs[batch[0]]].blocks
+        for i in batch:  # the values back to back, then the batch's further blocks (lstm_step)
             address[i] = next_free
-            next_free += size_of(graph.sigtab[graph.sigs[i]].storage or shapes[i])
+            stride[i] = values
+            next_free += size_of(shapes[i])
+        next_free += (blocks - 1) * values
     counts = CopyCounts(0, 0, 0)
     for batch in batches:
         info = graph.sigtab[graph.sigs[batch[0]]]
@@ -151,13 +155,15 @@ def reference_copies(graph, batches) -> CopyCounts:
             if j in info.shared:
                 continue
             nodes = [args[i][j] for i in batch]
-            locs = [address.get(a, -1) if a not in params else -1 for a in nodes]
+            block = info.reads.get(j, 0)  # the block of what the arguments keep that is read
+            locs = [address.get(a, -1) + block * stride.get(a, 0) if a not in params else -1
+                    for a in nodes]
             if info.op.elementwise:  # the batch's output sizes: one int when all equal
                 sizes = [size_of(shapes[i]) for i in batch]
                 same = sizes[0] if sizes.count(sizes[0]) == len(sizes) else sizes
                 kind = gather_kind(locs, same, lambda loc: 0)
-            else:  # one size: the argument's, or the prefix the signature reads of it
-                sizes = size_of(info.reads.get(j) or shapes[nodes[0]])
+            else:  # one size: the argument's
+                sizes = size_of(shapes[nodes[0]])
                 kind = gather_kind(locs, sizes, lambda loc: 0, batch_axis=True)
                 sizes = [sizes] * len(batch)
             if kind in (VIEW, STRIDED):

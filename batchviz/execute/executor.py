@@ -31,7 +31,7 @@ class BatchRecord:
     """One executed batch: what the backward pass and the traces need to know."""
 
     __slots__ = ("index", "sig", "op", "nodes", "attrs", "arena", "start", "stop", "ins",
-                 "out", "sources", "needs", "requires_grad", "shape")
+                 "out", "sources", "needs", "requires_grad", "block_stride")
 
     def __repr__(self) -> str:
         kinds = ",".join(s[0] for s in self.sources)
@@ -72,9 +72,10 @@ def run_forward(graph) -> None:
 def _lay_out(graph, mem, batches) -> list:
     """Lay the batches out one after another, each batch's outputs one segment (§3.3): set
     every node's address and batch, and return each batch's output sizes (one int when its
-    nodes are all the same size, else one per node; a node's size is what it keeps, its
-    signature's ``storage``, when that is more than its value). The new arena's size is
-    left in ``mem.pending_size``.
+    nodes are all the same size, else one per node). A batch of nodes that keep several
+    blocks (``Op.storage_blocks``) is laid out block by block: its values back to back,
+    then its second blocks, and so on. The new arena's size is left in
+    ``mem.pending_size``.
 
     This touches every node of the run, so nothing here loops over nodes in Python: a
     batch's shapes are read with one ``itemgetter`` call and its addresses are a ``range``,
@@ -87,11 +88,11 @@ def _lay_out(graph, mem, batches) -> list:
     order, places, owners = [], [], []   # node after node, batch after batch
     for batch in batches:
         n = len(batch)
-        storage = sigtab[sigs[batch[0]]].storage
-        if storage is not None:  # nodes that keep more than their value (Op.storage_shape)
-            size = size_of(storage)
+        blocks = sigtab[sigs[batch[0]]].blocks
+        if blocks != 1:  # nodes that keep more than their value (Op.storage_blocks)
+            size = size_of(shapes[batch[0]])
             places += range(next_free, next_free + n * size, size)
-            next_free += n * size
+            next_free += n * size * blocks
         elif n == 1:
             size = size_of(shapes[batch[0]])
             places.append(next_free)
@@ -145,7 +146,6 @@ def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats
     else:  # one C call per batch instead of a Python loop over its nodes
         rec.attrs = list(itemgetter(*batch)(graph.attrs))
         positions = list(zip(*itemgetter(*batch)(graph.args)))  # per position: its nodes
-    rec.shape = info.storage or shapes[first]  # what each node keeps: its value, or more
     elementwise = op.elementwise
 
     ins, sources, needs = [], [], []
@@ -158,12 +158,13 @@ def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats
             sources.append((SHARED, node))
             needs.append(True)
             continue
-        arg_shape = reads[j] if reads and j in reads else shapes[nodes[0]]
+        arg_shape = shapes[nodes[0]]
         sizes = out_sizes if elementwise else size_of(arg_shape)
+        read = reads.get(j, 0) if reads else 0  # which block of what the nodes keep
         if n == 1:  # one node reads its argument where it lives
-            block, source = mem.gather_one(graph, nodes[0], sizes, stats)
+            block, source = mem.gather_one(graph, nodes[0], sizes, stats, read)
         else:
-            block, source = mem.gather(graph, nodes, sizes, stats, not elementwise)
+            block, source = mem.gather(graph, nodes, sizes, stats, not elementwise, read)
         kind = source[0]
         if kind == VIEW:
             # consecutive addresses may run across the end of one batch's segment into the
@@ -180,15 +181,22 @@ def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats
 
     start = mem.address[first] - base
     total = n * out_sizes if isinstance(out_sizes, int) else sum(out_sizes)
+    shape = (n,) + shapes[first]
+    if info.blocks != 1:  # block by block: (blocks, n) + shape
+        rec.block_stride = total
+        total *= info.blocks
+        shape = (info.blocks,) + shape
+    else:
+        rec.block_stride = 0
     out = arena[start:start + total]
     if op.writes_output:  # the kernel writes straight into the batch's segment
-        op.forward(xp, ins, rec.attrs, n, out=out.reshape((n,) + rec.shape))
+        op.forward(xp, ins, rec.attrs, n, out=out.reshape(shape))
     else:
         result = op.forward(xp, ins, rec.attrs, n)
         out.reshape(result.shape)[...] = result  # one copy, whatever the result's memory order
     rec.arena, rec.start, rec.stop = arena_index, start, start + total
     rec.ins, rec.sources, rec.needs = ins, sources, needs
-    rec.out = out if elementwise else out.reshape((n,) + rec.shape)
+    rec.out = out if elementwise else out.reshape(shape)
     rec.requires_grad = requires_grad
     records.append(rec)
     stats.batches += 1
@@ -303,13 +311,13 @@ def _accumulate(graph, mem, grads, reached, source, grad, stats) -> None:
         stats.copies += 1
         return
     # STACK: node by node (parameters, or arguments from several runs)
-    _, nodes, sizes = source[:3]
+    _, nodes, sizes, block = source[:4]
     offset = 0
     for j, node in enumerate(nodes):
         size = sizes if isinstance(sizes, int) else sizes[j]
         piece = flat[offset:offset + size]
         offset += size
-        address = mem.address[node]
+        address = mem.block_address(node, block)
         if address < 0:
             param = graph.param_of_node[node]
             param.grad_array()[...] += piece.reshape(param.shape)

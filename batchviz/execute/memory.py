@@ -194,27 +194,36 @@ class Memory:
                 hi = mid - 1
         return lo
 
-    def flat_value(self, graph, node: int, size: int | None = None):
-        """The node's value as a flat view (parameters: the parameter's own array); with
-        ``size``, the first ``size`` elements of what the node keeps (a prefix read, which
-        may reach past its value, see ``Op.storage_shape``)."""
+    def block_address(self, node: int, block: int) -> int:
+        """Where block ``block`` of what ``node`` keeps begins (block 0: its value). A batch
+        of nodes that keep several blocks is laid out block by block (see
+        ``Op.storage_blocks``), so the blocks of one node are a batch's values apart."""
         address = self.address[node]
+        if block:
+            address += block * self.records[self.batch_of[node]].block_stride
+        return address
+
+    def flat_value(self, graph, node: int, block: int = 0):
+        """The node's value as a flat view (parameters: the parameter's own array); with
+        ``block``, that block of what the node keeps (``Op.storage_blocks``), which has
+        the value's size."""
+        address = self.block_address(node, block)
         if address < 0:
-            return graph.param_of_node[node]._array.reshape(-1)[:size]
+            return graph.param_of_node[node]._array.reshape(-1)
         base, arena = self.arenas[self.arena_of(address)]
         offset = address - base
-        return arena[offset:offset + (size_of(graph.shapes[node]) if size is None else size)]
+        return arena[offset:offset + size_of(graph.shapes[node])]
 
     def value(self, node: int):
         """The node's value, in its shape (a view; callers copy before handing it out)."""
         return self.flat_value(self.graph, node).reshape(self.graph.shapes[node])
 
-    def gather_one(self, graph, node: int, size, stats):
+    def gather_one(self, graph, node: int, size, stats, block: int = 0):
         """:meth:`gather` of a single node (``size``: an int or a one-item list): a view
         of it, or a copy when it is a parameter (what :func:`gather_kind` says of one node).
         Batches of one node are common (every batch of the "none" strategy), so this path
         skips the general checks."""
-        address = self.address[node]
+        address = self.block_address(node, block)
         if address < 0:
             return self.gather(graph, [node], size, stats)
         size = size if isinstance(size, int) else size[0]
@@ -224,22 +233,24 @@ class Memory:
         stats.copies_avoided += 1
         return arena[start:start + size], (VIEW, k, start, size)
 
-    def gather(self, graph, nodes: list, sizes, stats, batch_axis: bool = False):
-        """The flat concatenation of ``nodes``' values, and how it was obtained.
+    def gather(self, graph, nodes: list, sizes, stats, batch_axis: bool = False, block: int = 0):
+        """The flat concatenation of ``nodes``' values (with ``block``: of that block of what
+        each node keeps, see ``Op.storage_blocks``), and how it was obtained.
 
         ``sizes`` is one int when all nodes have the same size, else a list. Returns
         ``(array, (kind, ...))`` where kind is VIEW (no copy), STRIDED (no copy: an
         ``(n, size)`` array when ``batch_axis``, a flat one for scalars), COPY (one gather
         kernel) or STACK (the slow path: parameters or several arenas involved)."""
-        locs = list(map(self.address.__getitem__, nodes))
+        if block:
+            locs = [self.block_address(a, block) for a in nodes]
+        else:
+            locs = list(map(self.address.__getitem__, nodes))
         kind = gather_kind(locs, sizes, self.arena_of, batch_axis)
-        if kind == STACK:  # (an argument read by its prefix: the first ``size`` elements)
-            each = [sizes] * len(nodes) if isinstance(sizes, int) else sizes
-            pieces = [self.flat_value(graph, a, size) for a, size in zip(nodes, each)]
-            block = state.xp.concatenate(pieces)
+        if kind == STACK:
+            stacked = state.xp.concatenate([self.flat_value(graph, a, block) for a in nodes])
             stats.copies += 1
-            stats.bytes_copied += block.nbytes
-            return block, (STACK, nodes, sizes)
+            stats.bytes_copied += stacked.nbytes
+            return stacked, (STACK, nodes, sizes, block)
         k = self.arena_of(locs[0])
         base, arena = self.arenas[k]
         first = locs[0]

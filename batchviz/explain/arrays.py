@@ -20,14 +20,15 @@ class GraphArrays:
     sig: np.ndarray          # signature per node
     depth: np.ndarray        # depth per node
     size: np.ndarray         # number of elements per node (its value)
-    storage: np.ndarray      # elements each node keeps in memory: its size, or more (Op.storage_shape)
+    blocks: np.ndarray       # blocks of its value's size each node keeps (Op.storage_blocks)
     rows: np.ndarray         # first dimension of each node's shape (1 for a scalar)
     is_param: np.ndarray     # parameters are never scheduled (done from the start)
     elementwise: np.ndarray  # per node: its op reads flat blocks (the executor's sizes rule)
     arg_ptr: np.ndarray      # node i's arguments are arg_flat[arg_ptr[i]:arg_ptr[i + 1]]
     arg_flat: np.ndarray     # argument node ids, node after node
     arg_shared: np.ndarray   # per entry: a shared position of its user's signature (not gathered)
-    arg_size: np.ndarray     # per entry: the elements its user reads (a prefix, or all of it)
+    arg_size: np.ndarray     # per entry: the elements its user reads (the argument's size)
+    arg_block: np.ndarray    # per entry: which block of what the argument keeps is read (0: its value)
     arity: np.ndarray        # number of arguments per node
     edge_ptr: np.ndarray     # node i's scheduled arguments (not parameters) are
     edge_arg: np.ndarray     #   edge_arg[edge_ptr[i]:edge_ptr[i + 1]], in argument order
@@ -66,10 +67,11 @@ def graph_arrays(graph, view: PendingView | None = None) -> GraphArrays:
     sig_elementwise = np.array([bool(info.op.elementwise) for info in infos], dtype=bool)
     size, rows = _sizes_and_rows(graph.shapes if n == len(graph.shapes) else graph.shapes[:n])
     return GraphArrays(
-        n=n, sig=v.sig, depth=v.depth, size=size, storage=_storage_sizes(infos, v, size),
+        n=n, sig=v.sig, depth=v.depth, size=size, blocks=_blocks(infos, v),
         rows=rows, is_param=~v.pending,
         elementwise=sig_elementwise[v.sig], arg_ptr=v.arg_ptr, arg_flat=v.arg_flat,
-        arg_shared=_shared_entries(infos, v), arg_size=_read_sizes(infos, v, size),
+        arg_shared=_shared_entries(infos, v), arg_size=size[v.arg_flat],
+        arg_block=_read_blocks(infos, v),
         arity=np.diff(v.arg_ptr),
         edge_ptr=v.edge_ptr, edge_arg=v.edge_arg)
 
@@ -94,31 +96,23 @@ def _shared_entries(infos, v) -> np.ndarray:
     return shared
 
 
-def _storage_sizes(infos, v, size: np.ndarray) -> np.ndarray:
-    """Per node: the elements it keeps in memory, its signature's ``storage`` where the
-    signature has one (a per-signature constant), else its value's size."""
-    keeps = {s: size_of(info.storage) for s, info in enumerate(infos) if info.storage}
-    if not keeps:
-        return size
-    table = np.full(len(infos), -1, dtype=np.int64)
-    table[list(keeps)] = list(keeps.values())
-    kept = table[v.sig]
-    return np.where(kept >= 0, kept, size)
+def _blocks(infos, v) -> np.ndarray:
+    """Per node: how many blocks of its value's size it keeps, its signature's ``blocks``."""
+    table = np.fromiter((info.blocks for info in infos), dtype=np.int64, count=len(infos))
+    return table[v.sig]
 
 
-def _read_sizes(infos, v, size: np.ndarray) -> np.ndarray:
-    """Per argument entry: how many elements of the argument its user reads. All of them,
-    except at the positions where a signature reads a prefix (``SignatureInfo.reads``),
-    which are set position by position over the nodes of those signatures."""
-    read = size[v.arg_flat]
-    prefixes = {s: info.reads for s, info in enumerate(infos) if info.reads}
-    if not prefixes:
-        return read
-    for s, reads in prefixes.items():
+def _read_blocks(infos, v) -> np.ndarray:
+    """Per argument entry: the block of what the argument keeps that its user reads: 0, its
+    value, except at the positions where a signature reads another block
+    (``SignatureInfo.reads``), which are set position by position over the nodes of those
+    signatures."""
+    read = np.zeros(len(v.arg_flat), dtype=np.int64)
+    for s, reads in ((s, info.reads) for s, info in enumerate(infos) if info.reads):
         users = np.flatnonzero(v.sig == s)
-        for p, shape in reads.items():
+        for p, block in reads.items():
             at_p = users[v.arg_ptr[users + 1] - v.arg_ptr[users] > p]
-            read[v.arg_ptr[at_p] + p] = size_of(shape)
+            read[v.arg_ptr[at_p] + p] = block
     return read
 
 

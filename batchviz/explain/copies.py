@@ -47,17 +47,38 @@ def count_copies(arrays: GraphArrays, schedule: FlatSchedule) -> CopyCounts:
         raise ValueError("count_copies: the schedule must run every scheduled node once")
     if len(sizes) == len(order):
         return _one_node_batches(a)
+    batch_in_order = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
     batch_of = np.empty(a.n, dtype=np.int64)
-    batch_of[order] = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
-    address = np.full(a.n, -1, dtype=np.int64)       # parameters stay at -1
-    sizes_in_order = a.storage[order]  # what each node keeps, as the executor lays it out
-    address[order] = np.cumsum(sizes_in_order) - sizes_in_order
+    batch_of[order] = batch_in_order
+    address, stride = _layout(a, order, sizes, batch_in_order)
 
     counts = CopyCounts(0, 0, 0)
     for _, users, entry in a.by_position(order):
         gathered = ~a.arg_shared[entry]
-        counts += _position_copies(a, users[gathered], entry[gathered], batch_of, address)
+        counts += _position_copies(a, users[gathered], entry[gathered], batch_of, address, stride)
     return counts
+
+
+def _layout(a: GraphArrays, order: np.ndarray, sizes: np.ndarray, batch_in_order: np.ndarray):
+    """The executor's addresses: batch after batch, every batch's values back to back, and
+    a batch whose nodes keep several blocks (``Op.storage_blocks``) followed by its other
+    blocks. Returns ``(address, stride)`` per node: parameters at -1; ``stride``, how far
+    apart a node's blocks are (its batch's values' size), or None when no node keeps more
+    than its value."""
+    address = np.full(a.n, -1, dtype=np.int64)       # parameters stay at -1
+    values = a.size[order]
+    before = np.cumsum(values) - values               # values laid out before each node's
+    blocks = a.blocks[order]
+    if (blocks == 1).all():
+        address[order] = before
+        return address, None
+    starts = np.cumsum(sizes) - sizes                 # each batch's first entry in order
+    batch_values = np.add.reduceat(values, starts)
+    extra = np.add.reduceat(values * (blocks - 1), starts)  # each batch's further blocks
+    address[order] = before + (np.cumsum(extra) - extra)[batch_in_order]
+    stride = np.zeros(a.n, dtype=np.int64)
+    stride[order] = batch_values[batch_in_order]
+    return address, stride
 
 
 def _one_node_batches(a: GraphArrays) -> CopyCounts:
@@ -71,13 +92,15 @@ def _one_node_batches(a: GraphArrays) -> CopyCounts:
 
 
 def _position_copies(a: GraphArrays, users: np.ndarray, entry: np.ndarray,
-                     batch_of: np.ndarray, address: np.ndarray) -> CopyCounts:
+                     batch_of: np.ndarray, address: np.ndarray, stride) -> CopyCounts:
     """The copies for one argument position: ``users`` in schedule order, ``entry`` their
     argument entries at that position."""
     if len(users) == 0:
         return CopyCounts(0, 0, 0)
     arg = a.arg_flat[entry]
     loc = address[arg]
+    if stride is not None:  # where a block other than the value is read
+        loc = loc + a.arg_block[entry] * stride[arg]
     batch = batch_of[users]
     new_group = np.empty(len(users), dtype=bool)
     new_group[0] = True

@@ -66,30 +66,31 @@ class Op:
         builds the same ``W @ x`` shape thousands of times."""
         return None
 
-    def prefix_reads(self, key: tuple) -> dict:
-        """``{position: shape}`` for the argument positions of which a batch of signature
-        ``key`` reads only the *leading* elements of each argument node, seen as an array of
-        ``shape`` (which may reach past the node's value into the memory it keeps, see
-        :meth:`storage_shape`). The executor then gathers (and scatters gradients back to)
-        that prefix of every node, and the signature names the prefix's shape, not the whole
-        node's, so that nodes reading the same prefix of nodes that keep different amounts
-        of memory still batch. ``lstm_step`` reads ``[h, c]`` at the front of the previous
-        step's node this way. Default: every argument is read whole."""
+    def block_reads(self, key: tuple) -> dict:
+        """``{position: block}`` for the argument positions at which a batch of signature
+        ``key`` reads not the argument nodes' values but another *block* of what they keep
+        (:meth:`storage_blocks`; block 0 is the value). Every block has the value's shape,
+        so the read is as large as a value read; the executor gathers (and scatters
+        gradients back to) block ``block`` of every node. ``lstm_step`` reads the cell,
+        block 1 of the previous step's node, this way. Default: values everywhere."""
         return {}
 
-    def storage_shape(self, shape: tuple, attrs) -> tuple | None:
-        """The memory each node of this op keeps, when it is more than its value: a shape
-        whose leading rows are the node's value (``shape``), followed by what the op's own
-        backward pass or a later node needs (DyNet's auxiliary memory per node). ``None``
-        (the default): the node keeps only its value.
+    def storage_blocks(self, shape: tuple, attrs) -> int:
+        """How many blocks of the value's ``shape`` each node of this op keeps: its value
+        (block 0) followed by what the op's own backward pass or a later node needs
+        (DyNet's auxiliary memory per node). Default 1: the node keeps only its value.
 
-        ``lstm_step`` returns ``((K + 5) * hidden,) + columns``: its value is the output
-        ``h``, and it keeps the cell and the gates right after it, so that one node is a
-        whole LSTM step. Readers of the node see only ``h``; the next step reads the cell
-        through :meth:`prefix_reads`. It must be the same for every node of a signature
-        (it is computed once, from a signature's first node) and element-wise ops cannot
-        have one (their batches are read as flat blocks of values)."""
-        return None
+        The executor lays a batch of ``n`` such nodes out *block by block*: all ``n``
+        values back to back, then all ``n`` second blocks, and so on, and the kernel
+        (which must write its output, :attr:`writes_output`) gets its segment as one
+        ``(blocks, n) + shape`` array. The values of a batch are then one contiguous
+        block for every reader, and every block is a contiguous ``(n,) + shape`` array
+        for the kernel: no strided or transposed memory. ``lstm_step`` keeps ``K + 5``
+        blocks ``[h, c, i, f_1..f_K, o, u]``; the next step reads the cell ``c`` through
+        :meth:`block_reads`. The number must be the same for every node of a signature
+        (it is computed once, from a signature's first node), and element-wise ops keep
+        one block (their batches are read as flat blocks of values)."""
+        return 1
 
     def error(self, message: str) -> ShapeError:
         return ShapeError(f"{self.name}: {message}")

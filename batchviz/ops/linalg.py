@@ -14,11 +14,15 @@ from ._build import build
 from .leaves import PARAMETER
 
 
-def _mm_forward(xp, A, x, shared):
-    """``A @ x`` for a batch: ``x`` is ``(n, k)`` (vectors) or ``(n, k, c)`` (matrices)."""
+def _mm_forward(xp, A, x, shared, rows: bool = False):
+    """``A @ x`` for a batch: ``x`` is ``(n, k)`` (vectors) or ``(n, k, c)`` (matrices).
+    ``rows``: the result of vectors must be one contiguous row per node."""
     if shared:
-        if x.ndim == 2:  # (A x^T)^T: the same numbers; BLAS is faster this way round, and
-            return (A @ x.T).T  # each gate block of the result is then contiguous memory
+        if x.ndim == 2:
+            if rows:
+                return x @ A.T
+            # (A x^T)^T: the same numbers; BLAS is a little faster this way round
+            return (A @ x.T).T
         return xp.matmul(A, x)
     if x.ndim == 2:
         return xp.matmul(A, x[:, :, None])[:, :, 0]
@@ -152,12 +156,13 @@ class AffineArguments(Op):
                 parts.append(graph.shapes[node])
         return parts, tuple(shared)
 
-    def products(self, xp, ins):
-        """``W1 x1 + W2 x2 + ...`` for the batch (positions 1, 2, 3, 4, ... of ``ins``)."""
+    def products(self, xp, ins, rows: bool = False):
+        """``W1 x1 + W2 x2 + ...`` for the batch (positions 1, 2, 3, 4, ... of ``ins``);
+        ``rows``: as one contiguous row per node (see ``_mm_forward``)."""
         total = None
         for i in range(1, len(ins), 2):
             A = ins[i]
-            term = _mm_forward(xp, A, ins[i + 1], A.ndim == 2)
+            term = _mm_forward(xp, A, ins[i + 1], A.ndim == 2, rows)
             if total is None:
                 total = term
             else:

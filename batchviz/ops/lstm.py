@@ -114,6 +114,31 @@ def activated_gates(op, xp, terms, hidden: int):
     return total
 
 
+def activated_gates_into(op, xp, terms, hidden: int, gates) -> None:
+    """:func:`activated_gates` for a batch that keeps its gates block by block: ``gates``
+    is ``(blocks, n, hidden) + columns``, block ``k`` the ``k``-th gate of every node
+    (``lstm_step``'s memory, see ``Op.storage_blocks``). The products are computed with
+    one row per node, ``x W^T``, so that putting each gate's rows in place is a copy of
+    contiguous rows, not a transpose; the activations then run on contiguous memory."""
+    total = op.products(xp, terms, rows=True)            # (n, blocks * hidden) + columns
+    total += _bias_view(terms[0], total)
+    n, cols = total.shape[0], total.shape[2:]
+    gates[...] = total.reshape((n, gates.shape[0], hidden) + cols).swapaxes(0, 1)
+    u = gates[-1]
+    u *= 2.0
+    _sigmoid_(gates, xp)   # tanh(x) = 2 sigmoid(2x) - 1, as in activated_gates
+    u *= 2.0
+    u -= 1.0
+
+
+def gates_as_rows(xp, d):
+    """Per-gate blocks ``(blocks, n, hidden) + columns`` as one row per node,
+    ``(n, blocks * hidden) + columns`` (a copy): the layout of ``W @ x``'s gradient."""
+    blocks, n = d.shape[:2]
+    rows = xp.ascontiguousarray(d.swapaxes(0, 1))
+    return rows.reshape((n, blocks * d.shape[2]) + d.shape[3:])
+
+
 def bias_gradient(b, d):
     """The gradient of the gates' bias ``b`` from ``d``, the batch's gradient of the
     pre-activations: a shared bias ``(D,)`` sums it over the batch (and over columns), a

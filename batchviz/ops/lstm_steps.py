@@ -8,15 +8,16 @@ is mostly LSTM steps, so the builders make each step one node:
 ``sigmoid/tanh(b + sum_j W_j x_j)``, the new cell ``c = i*u + f_1*c_1 + ... + f_K*c_K``
 and the output ``h = o * tanh(c)``. Its *value* is ``h``: any op that reads the node reads
 ``h``, the next step's ``W_h h`` included. But the node *keeps* more than its value
-(:meth:`~batchviz.ops.base.Op.storage_shape`, DyNet's auxiliary memory per node): its
-memory is ``[h, c, i, f_1..f_K, o, u]`` (blocks of ``hidden`` rows), the cell for the next
+(:meth:`~batchviz.ops.base.Op.storage_blocks`, DyNet's auxiliary memory per node): the
+blocks ``[h, c, i, f_1..f_K, o, u]`` (each of the value's shape), the cell for the next
 step and the gates for the backward pass, in the weights' gate order ``[i, f_1..f_K, o, u]``.
+A batch lays them out block by block, so a batch's ``h`` are back to back like any values.
 
 A previous cell ``c_k`` is either a plain vector of ``hidden`` rows or a previous step
-node, of which the step reads ``[h, c]``, the first ``2 * hidden`` rows of what that node
-keeps (:meth:`~batchviz.ops.base.Op.prefix_reads`): so a Tree-LSTM node batches with
-every other node whatever its children are (leaves, which keep one gate block fewer, or
-inner nodes), and no node is ever added just to cut a cell out of another.
+node, of which the step reads block 1, the cell
+(:meth:`~batchviz.ops.base.Op.block_reads`): so a Tree-LSTM node batches with every other
+node whatever its children are (leaves, which keep one gate block fewer, or inner nodes),
+and no node is ever added just to cut a cell out of another.
 :func:`lstm_step_cell` is that cut, for a user who wants to look at a cell.
 
 K = 1 is a sequence LSTM, K = 2 a binary Tree-LSTM node (Tai et al., 2015: a forget gate
@@ -30,9 +31,9 @@ from __future__ import annotations
 from ..errors import ShapeError
 from ..expression import Expression, as_nodes
 from ..model import ParameterBase
-from .base import BlockGradient, Op, register
+from .base import Op, register
 from .linalg import AffineArguments
-from .lstm import activated_gates, bias_gradient, gates_shape
+from .lstm import activated_gates_into, bias_gradient, gates_as_rows, gates_shape
 
 
 def _positive(hidden, who: str) -> int:
@@ -42,10 +43,8 @@ def _positive(hidden, who: str) -> int:
     return hidden
 
 
-def _cell(block, H: int):
-    """The cells of a batch's previous-cell argument: plain cells (``H`` rows) as they
-    are, or the ``c`` of the ``[h, c]`` read from previous step nodes."""
-    return block if block.shape[1] == H else block[:, H:2 * H]
+#: what a step's signature names for a previous cell that is a step node: it reads block 1
+CELL_OF_STEP = "cell of lstm_step"
 
 
 class LSTMStep(AffineArguments):
@@ -53,8 +52,14 @@ class LSTMStep(AffineArguments):
 
     Attributes ``(hidden, K)``. Argument positions: the terms ``[b, W1, x1, ...]`` first
     (their bias and weights shared when they are parameters, as in ``lstm_gates``), then the
-    ``K`` previous cells: plain cells, read whole, or step nodes, of which ``[h, c]`` is
-    read (the signature says which, so a batch reads all its cells one way)."""
+    ``K`` previous cells: plain cells, read as they are, or step nodes, of which block 1,
+    the cell, is read (the signature says which, so a batch reads all its cells one way).
+
+    A batch of ``n`` nodes keeps its memory block by block (``Op.storage_blocks``): the
+    kernel writes an array ``(K + 5, n) + shape``, whose block ``k`` is the ``(n,) + shape``
+    array of every node's ``k``-th block. So the outputs ``h`` of a batch lie back to
+    back (the next step's ``W_h h`` reads them as a view) and every gate is one contiguous
+    array for the element-wise work, as if the batch had been written by hand."""
 
     name = "lstm_step"
     cheap = False
@@ -73,23 +78,21 @@ class LSTMStep(AffineArguments):
                                  f"the inputs' columns)")
         return value
 
-    def storage_shape(self, shape, attrs):
-        hidden, K = attrs
-        return ((K + 5) * hidden,) + shape[1:]   # [h, c, i, f_1..f_K, o, u]
+    def storage_blocks(self, shape, attrs):
+        return attrs[1] + 5   # [h, c, i, f_1..f_K, o, u]
 
     def signature(self, graph, args, attrs, shape):
         hidden, K = attrs
         T = len(args) - K
         parts, shared = self.terms_signature(graph, args[:T])
         ops = graph.ops
-        cells = tuple(((2 * hidden if ops[c] is self else hidden),) + shape[1:]
-                      for c in args[T:])  # what is read of every previous cell
+        cells = tuple(CELL_OF_STEP if ops[c] is self else shape for c in args[T:])
         return (self.name, hidden, K, *parts) + cells, shared
 
-    def prefix_reads(self, key):
+    def block_reads(self, key):
         K = key[2]
         T = len(key) - 3 - K
-        return {T + k: key[3 + T + k] for k in range(K)}
+        return {T + k: 1 for k in range(K) if key[3 + T + k] == CELL_OF_STEP}
 
     def memo_key(self, graph, args, attrs):
         K = attrs[1]
@@ -102,50 +105,49 @@ class LSTMStep(AffineArguments):
     def forward(self, xp, ins, attrs, n, out=None):
         H, K = attrs[0]
         T = len(ins) - K
-        gates = activated_gates(self, xp, ins[:T], H)     # [i, f_1..f_K, o, u]
         if out is None:
-            out = xp.empty((n, (K + 5) * H) + gates.shape[2:], dtype=gates.dtype)
-        out[:, 2 * H:] = gates
-        h, c = out[:, :H], out[:, H:2 * H]
-        xp.multiply(out[:, 2 * H:3 * H], out[:, -H:], out=c)           # i * u
+            x = ins[2]
+            out = xp.empty((K + 5, n, H) + x.shape[2:], dtype=x.dtype)
+        gates = out[2:]                                  # [i, f_1..f_K, o, u]
+        activated_gates_into(self, xp, ins[:T], H, gates)
+        h, c = out[0], out[1]
+        xp.multiply(gates[0], gates[-1], out=c)          # i * u
         for k in range(K):
-            c += out[:, (3 + k) * H:(4 + k) * H] * _cell(ins[T + k], H)  # + f_k * c_k
+            c += gates[1 + k] * ins[T + k]               # + f_k * c_k
         xp.tanh(c, out=h)
-        h *= out[:, -2 * H:-H]                                          # h = o * tanh(c)
+        h *= gates[-2]                                   # h = o * tanh(c)
         return out
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         H, K = attrs[0]
         T = len(ins) - K
         # the gradient reaches h (its readers) and c (the next steps); nothing reads the gates
-        gh, gc = g[:, :H], g[:, H:2 * H]
-        c, acts = out[:, H:2 * H], out[:, 2 * H:]       # acts: [i, f_1..f_K, o, u]
-        i, o, u = acts[:, :H], acts[:, -2 * H:-H], acts[:, -H:]
+        gh, gc = g[0], g[1]
+        c, acts = out[1], out[2:]                        # acts: [i, f_1..f_K, o, u]
+        i, o, u = acts[0], acts[-2], acts[-1]
         t = xp.tanh(c)
-        d = xp.empty(acts.shape, dtype=g.dtype)         # d loss / d activations, then gates
-        xp.multiply(gh, t, out=d[:, -2 * H:-H])         # d o = dh tanh(c)
-        dc = xp.multiply(t, t)                          # d c = dh o (1 - tanh(c)^2) + dc_next
+        d = xp.empty(acts.shape, dtype=g.dtype)          # d loss / d activations, then gates
+        xp.multiply(gh, t, out=d[-2])                    # d o = dh tanh(c)
+        dc = xp.multiply(t, t)                           # d c = dh o (1 - tanh(c)^2) + dc_next
         xp.subtract(1.0, dc, out=dc)
         dc *= o
         dc *= gh
         dc += gc
-        xp.multiply(dc, u, out=d[:, :H])                # d i = dc u
-        xp.multiply(dc, i, out=d[:, -H:])               # d u = dc i
+        xp.multiply(dc, u, out=d[0])                     # d i = dc u
+        xp.multiply(dc, i, out=d[-1])                    # d u = dc i
         grads = [None] * len(ins)
         for k in range(K):
-            block = ins[T + k]
-            xp.multiply(dc, _cell(block, H), out=d[:, (1 + k) * H:(2 + k) * H])  # d f_k = dc c_k
+            xp.multiply(dc, ins[T + k], out=d[1 + k])    # d f_k = dc c_k
             if needs[T + k]:
-                dck = dc * acts[:, (1 + k) * H:(2 + k) * H]                    # d c_k = dc f_k
-                grads[T + k] = (dck if block.shape[1] == H
-                                else BlockGradient(block.shape, H, 2 * H, dck))
+                grads[T + k] = dc * acts[1 + k]          # d c_k = dc f_k
         # times the activations' derivatives: s (1 - s) for the sigmoids, 1 - u^2 for u
         slope = xp.subtract(1.0, acts)
         slope *= acts
-        du = slope[:, -H:]
+        du = slope[-1]
         xp.multiply(u, u, out=du)
         xp.subtract(1.0, du, out=du)
         d *= slope
+        d = gates_as_rows(xp, d)                         # (n, (K + 3) H, ...) for the products
         if needs[0]:
             grads[0] = bias_gradient(ins[0], d)
         return self.products_backward(xp, ins[:T], d, needs, grads)
@@ -153,13 +155,13 @@ class LSTMStep(AffineArguments):
     def describe_signature(self, key, graph=None):
         """``lstm_step-h256-K1-...``: hidden size, number of previous cells, then the terms
         and the cells read, as for any op."""
+        key = tuple("cell" if part == CELL_OF_STEP else part for part in key)
         rest = super().describe_signature((key[0],) + key[3:], graph)[len(key[0]):]
         return f"{key[0]}-h{key[1]}-K{key[2]}{rest}"
 
 
 class LSTMStepCell(Op):
-    """``s -> c``: the cell that the ``lstm_step`` node ``s`` keeps after its value ``h``
-    (read as the prefix ``[h, c]``); attribute ``hidden``."""
+    """``s -> c``: the cell that the ``lstm_step`` node ``s`` keeps as its block 1."""
 
     name = "lstm_step_cell"
     cheap = True   # a copy: the agenda's tie-break runs it early
@@ -170,27 +172,22 @@ class LSTMStepCell(Op):
         return shapes[0]   # a cell has the shape of the step's output
 
     def signature(self, graph, args, attrs, shape):
-        return (self.name, attrs, (2 * attrs,) + shape[1:]), ()
+        return (self.name, shape), ()
 
-    def describe_signature(self, key, graph=None):
-        return super().describe_signature(key, graph).replace("lstm_step_cell-", "lstm_step_cell-h", 1)
-
-    def prefix_reads(self, key):
-        return {0: key[2]}   # [h, c]
+    def block_reads(self, key):
+        return {0: 1}      # the cell block
 
     def memo_key(self, graph, args, attrs):
-        return (self, attrs, graph.shapes[args[0]])
+        return (self, graph.shapes[args[0]])
 
     def forward(self, xp, ins, attrs, n, out=None):
-        H = attrs[0]
         if out is None:
-            return ins[0][:, H:].copy()
-        out[...] = ins[0][:, H:]
+            return ins[0].copy()
+        out[...] = ins[0]
         return out
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
-        H = attrs[0]
-        return [BlockGradient(ins[0].shape, H, 2 * H, g)]
+        return [g]
 
 
 _STEP = register(LSTMStep())

@@ -22,12 +22,17 @@ def argument_reads(graph, batches: list, itemsize: int) -> list:
     """Per batch, the list of :class:`ArgumentRead` (one per argument position)."""
     shapes, args, sigs, sigtab = graph.shapes, graph.args, graph.sigs, graph.sigtab
     address = [-1] * len(shapes)  # parameters stay at -1: they live in the model
+    block_stride = {}             # nodes that keep several blocks: their batch's values' size
     next_free = 0
     for batch in batches:
-        storage = sigtab[sigs[batch[0]]].storage  # what each node keeps, if more than its value
+        first = next_free
         for i in batch:
             address[i] = next_free
-            next_free += size_of(storage or shapes[i])
+            next_free += size_of(shapes[i])
+        blocks = sigtab[sigs[batch[0]]].blocks  # laid out block by block (Op.storage_blocks)
+        if blocks != 1:
+            block_stride.update(dict.fromkeys(batch, next_free - first))
+            next_free += (blocks - 1) * (next_free - first)
 
     result = []
     for batch in batches:
@@ -45,9 +50,10 @@ def argument_reads(graph, batches: list, itemsize: int) -> list:
                 reads.append(ArgumentRead(j, "shared", 0, f"{_name(graph, args[first][j])} read once"))
                 continue
             nodes = [args[i][j] for i in batch]
-            read = info.reads.get(j)  # a prefix of each argument, or all of it
-            sizes = out_sizes if elementwise else size_of(read or shapes[nodes[0]])
-            kind = gather_kind([address[a] for a in nodes], sizes, _one_arena, not elementwise)
+            read = info.reads.get(j, 0)  # which block of what the arguments keep: their value, or another
+            sizes = out_sizes if elementwise else size_of(shapes[nodes[0]])
+            locs = [address[a] + read * block_stride.get(a, 0) for a in nodes]
+            kind = gather_kind(locs, sizes, _one_arena, not elementwise)
             if kind == VIEW:
                 reads.append(ArgumentRead(j, "view"))
             elif kind == STRIDED:
@@ -57,8 +63,7 @@ def argument_reads(graph, batches: list, itemsize: int) -> list:
                 reads.append(ArgumentRead(j, "copy", total * itemsize, "gather"))
             else:
                 assert kind == STACK
-                total = (len(nodes) * size_of(read) if read
-                         else sum(size_of(shapes[a]) for a in nodes))
+                total = sum(size_of(shapes[a]) for a in nodes)
                 params = sorted({_name(graph, a) for a in nodes if address[a] < 0})
                 reads.append(ArgumentRead(j, "copy", total * itemsize,
                                           "stacked node by node: parameter " + ", ".join(params)

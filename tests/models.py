@@ -104,9 +104,9 @@ def load_tutorial_graphs():
 def lstm_models_loss(seed: int = 0):
     """A BiLSTM over sentences of lengths 5, 5, 5 and 3 and a Tree-LSTM over two random
     trees, built with batchviz.nn in the current graph: the graph has ``lstm_step`` nodes,
-    which keep more than their value and read [h, c] at the front of other step nodes
-    (prefix reads), and arguments that lie evenly spaced (strided views). Returns the
-    summed loss."""
+    which keep more than their value and read the cell block of other step nodes (block
+    reads, views or gathers), and arguments that lie evenly spaced (strided views). Returns
+    the summed loss."""
     import batchviz as bv
     from batchviz.data import synthetic_trees
     from batchviz.nn import BiLSTMBuilder, TreeLSTMCell

@@ -324,7 +324,7 @@ def test_copies_flops_and_bound_on_tutorial_graphs(name):
 
 
 def test_copies_flops_and_bound_on_lstm_models():
-    """Prefix reads past a node's value, nodes that keep more than their value (lstm_step)
+    """Block reads (the cell of a step node), nodes that keep more than their value (lstm_step)
     and strided views, counted by explain's arrays."""
     graph = bv.Graph()
     with graph:

@@ -179,8 +179,8 @@ def _lstm_models(strategy):
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_copies_match_the_executor_on_lstm_models(strategy):
-    """BiLSTM and Tree-LSTM steps read the cell at the front of earlier step nodes (a
-    prefix of each argument) and often find their arguments evenly spaced: the trace still
+    """BiLSTM and Tree-LSTM steps read the cell block of earlier step nodes (a block
+    other than the value) and often find their arguments evenly spaced: the trace still
     reports exactly the executor's views, strided views and copies."""
     assert_trace_matches_executor(_lstm_models, strategy)
 

@@ -47,7 +47,7 @@ def _initial_values(shape: tuple, init, rng: np.random.Generator) -> np.ndarray:
 class ParameterBase(Operators):
     """What dense and lookup parameters share: values, gradient, name."""
 
-    __slots__ = ("name", "shape", "_array", "_grad", "model", "__weakref__")
+    __slots__ = ("name", "shape", "_array", "_grad", "_spare_grad", "model", "__weakref__")
 
     def __init__(self, model, shape: tuple, values: np.ndarray, name: str):
         self.model = model
@@ -55,6 +55,7 @@ class ParameterBase(Operators):
         self.name = name
         self._array = backend.to_device(values)
         self._grad = None
+        self._spare_grad = None
 
     # values ----------------------------------------------------------------------------
     def value(self) -> np.ndarray:
@@ -79,15 +80,30 @@ class ParameterBase(Operators):
         return np.array(backend.to_numpy(self._grad), copy=True)
 
     def grad_array(self):
-        """The gradient accumulator on the backend (created on first use)."""
+        """The gradient accumulator on the backend (created on first use).
+
+        The accumulator of the previous step is zeroed and used again: every training step
+        needs one for every parameter, and a new megabyte-sized array comes from the
+        operating system as fresh pages (faulted in by the backward pass, given back when
+        the gradient is dropped), which costs several times more than zeroing one."""
         if self._grad is None:
-            self._grad = state.xp.zeros(self.shape, dtype=self._array.dtype)
+            spare, array = self._spare_grad, self._array
+            if spare is not None and type(spare) is type(array) and spare.dtype == array.dtype:
+                spare.fill(0)
+                self._grad = spare
+            else:
+                self._grad = state.xp.zeros(self.shape, dtype=array.dtype)
+            self._spare_grad = None
         return self._grad
 
     def zero_grad(self) -> None:
+        """Forget the accumulated gradient (its memory is kept for the next one)."""
+        if self._grad is not None:
+            self._spare_grad = self._grad
         self._grad = None
 
     def _convert(self, xp, dtype) -> None:
+        self._spare_grad = None
         host = backend.to_numpy(self._array)
         self._array = xp.asarray(host.astype(dtype))
         if self._grad is not None:

@@ -44,6 +44,22 @@ def test_sgd_update_applies_gradient_and_zeroes_it(float64):
     assert np.all(W.grad == 0) and np.all(E.grad == 0)
 
 
+def test_gradient_memory_is_reused_and_starts_from_zero(float64):
+    """zero_grad keeps the accumulator's memory for the next backward pass, which starts it
+    from zero again: the second step's gradient is its own, not the sum of both steps."""
+    model, W, E = quadratic_model()
+    backprop(W, E)
+    first, buffer = W.grad, W.grad_array()
+    model.zero_grad()
+    assert np.all(W.grad == 0)
+    backprop(W, E, rows=(1,))                 # another gradient
+    assert W.grad_array() is buffer           # the same memory ...
+    _, W_alone, E_alone = quadratic_model()
+    backprop(W_alone, E_alone, rows=(1,))
+    np.testing.assert_array_equal(W.grad, W_alone.grad)   # ... holding this step's gradient
+    assert not np.array_equal(W.grad, first)
+
+
 def test_sgd_learning_rate_decay():
     model, W, E = quadratic_model()
     trainer = SGDTrainer(model, learning_rate=0.5, decay=0.25)

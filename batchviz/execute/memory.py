@@ -241,10 +241,15 @@ class Memory:
         ``(array, (kind, ...))`` where kind is VIEW (no copy), STRIDED (no copy: an
         ``(n, size)`` array when ``batch_axis``, a flat one for scalars), COPY (one gather
         kernel) or STACK (the slow path: parameters or several arenas involved)."""
-        if block:
-            locs = [self.block_address(a, block) for a in nodes]
-        else:
-            locs = list(map(self.address.__getitem__, nodes))
+        locs = list(map(self.address.__getitem__, nodes))
+        if block:  # block ``block`` of each node: its batch's values' size times ``block`` on
+            owners = list(map(self.batch_of.__getitem__, nodes))
+            records = self.records
+            if owners.count(owners[0]) == len(owners):  # usually: all from one batch
+                shift = block * records[owners[0]].block_stride
+                locs = [a + shift for a in locs]
+            else:
+                locs = [a + block * records[b].block_stride for a, b in zip(locs, owners)]
         kind = gather_kind(locs, sizes, self.arena_of, batch_axis)
         if kind == STACK:
             stacked = state.xp.concatenate([self.flat_value(graph, a, block) for a in nodes])

@@ -25,6 +25,20 @@ def _log_softmax(xp, x):
     return shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
 
 
+def logsumexp(xp, x):
+    """``log(sum(exp(x)))`` over axis 1, with the maximum taken out first so that nothing
+    overflows; the axis is kept (size 1). A classification loss needs only this and the
+    picked score, ``-log softmax(x)[i] = logsumexp(x) - x[i]``: one pass over the scores
+    fewer than computing the whole ``log_softmax`` and picking from it."""
+    top = x.max(axis=1, keepdims=True)
+    e = x - top
+    xp.exp(e, out=e)
+    total = e.sum(axis=1, keepdims=True)
+    xp.log(total, out=total)
+    total += top
+    return total
+
+
 class Softmax(Op):
     name = "softmax"
 
@@ -64,14 +78,22 @@ class PickNegLogSoftmax(Op):
         return (self, graph.shapes[args[0]])  # the class index is checked by the constructor
 
     def forward(self, xp, ins, attrs, n):
+        x = ins[0]
         rows = backend.to_device_index(np.asarray(attrs, dtype=np.int64))
-        return -_log_softmax(xp, ins[0])[xp.arange(n), rows]
+        return logsumexp(xp, x)[:, 0] - x[xp.arange(n), rows]
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
+        # softmax(x) = exp(x - logsumexp(x)), and logsumexp(x) = loss + x[i]: the forward
+        # pass's output gives it back without another pass over the scores
+        x = ins[0]
         rows = backend.to_device_index(np.asarray(attrs, dtype=np.int64))
-        probs = xp.exp(_log_softmax(xp, ins[0]))
-        probs[xp.arange(n), rows] -= 1.0
-        return [probs * g[:, None]]
+        picked = (xp.arange(n), rows)
+        lse = out + x[picked]
+        probs = x - lse[:, None]
+        xp.exp(probs, out=probs)
+        probs[picked] -= 1.0
+        probs *= g[:, None]
+        return [probs]
 
 
 _SOFTMAX = register(Softmax())

@@ -121,9 +121,15 @@ def activated_gates_into(op, xp, terms, hidden: int, gates) -> None:
     one row per node, ``x W^T``, so that putting each gate's rows in place is a copy of
     contiguous rows, not a transpose; the activations then run on contiguous memory."""
     total = op.products(xp, terms, rows=True)            # (n, blocks * hidden) + columns
-    total += _bias_view(terms[0], total)
     n, cols = total.shape[0], total.shape[2:]
-    gates[...] = total.reshape((n, gates.shape[0], hidden) + cols).swapaxes(0, 1)
+    blocks = gates.shape[0]
+    b, ones = terms[0], (1,) * len(cols)   # the bias: shared (D,), or one per node (n, D)
+    if b.ndim == 1:
+        b = b.reshape((blocks, 1, hidden) + ones)
+    else:
+        b = b.reshape((n, blocks, hidden) + ones).swapaxes(0, 1)
+    # the bias is added while each gate's rows are put in place: one pass, not two
+    xp.add(total.reshape((n, blocks, hidden) + cols).swapaxes(0, 1), b, out=gates)
     u = gates[-1]
     u *= 2.0
     _sigmoid_(gates, xp)   # tanh(x) = 2 sigmoid(2x) - 1, as in activated_gates

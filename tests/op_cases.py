@@ -25,7 +25,7 @@ _STEP_SHAPES = [(8,), (8, 3), (3,), (8, 2), (2,), (2,), (6,), (6, 3), (10,), (10
 
 def _second_step(P):
     """A sequence step whose previous h and cell are the previous step node (nothing
-    shared): it reads that node's value h, and [h, c] from what the node keeps."""
+    shared): it reads that node's value h, and its cell block from what the node keeps."""
     first = bv.lstm_step([P[0], P[1], v(P[2]), P[3], v(P[4])], [v(P[5])], 2)
     return bv.lstm_step([v(P[0]), v(P[1]), v(P[2]), v(P[3]), first], [first], 2)
 

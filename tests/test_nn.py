@@ -509,8 +509,8 @@ def test_lstm_h_block_gradient_reaches_gathered_and_stacked_gates(float64):
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_lstm_steps_read_cells_across_runs(strategy, float64):
     """Sequences evaluated half-way and then continued: the later steps read their previous
-    cells from step nodes in an earlier run's arena (views or stacked copies of the prefix
-    [h, c]). Values and gradients equal those of one run."""
+    cells from step nodes in an earlier run's arena (views or stacked copies of their cell
+    blocks). Values and gradients equal those of one run."""
     rng = np.random.default_rng(3)
     model = bv.Model(seed=4)
     lstm = LSTMBuilder(1, 3, 2, model)
@@ -540,7 +540,7 @@ def test_lstm_steps_read_cells_across_runs(strategy, float64):
     def staggered():
         """Sequence 0 runs three steps first; then sequence 1 starts: a later step of it
         (reading a step node of this run) and one of sequence 0 (reading a step node of
-        the first run) share a batch, which stacks the two runs' [h, c]."""
+        the first run) share a batch, which stacks the two runs' cell blocks."""
         model.zero_grad()
         with bv.Graph(strategy=strategy) as g:
             s0 = lstm.initial_state()

@@ -8,7 +8,7 @@ and ``h = o * tanh(c)``. A leaf reads its word vector ``x``: ``[i, o, u]`` from
 ``bv.lstm_unit``) whose value is ``h`` and which keeps its cell, from which the parent reads
 it: a tree node's state is that one node. The runtime batches the nodes of all trees of a
 minibatch: an inner node batches with the others whatever its children are, as the step
-reads only ``[h, c]`` at the front of what each child keeps.
+reads only the cell block of what each child keeps.
 """
 from __future__ import annotations
 

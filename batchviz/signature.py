@@ -55,7 +55,10 @@ class SignatureTable:
         sig = self.ids.get(key)
         if sig is None:
             blocks = op.storage_blocks(shape, attrs)
-            if blocks != 1 and (op.elementwise or not op.writes_output or blocks < 1):
+            if type(blocks) is not int or blocks < 1:
+                raise TypeError(f"{op.name}: storage_blocks() must be a positive int (the "
+                                f"value is block 0), got {blocks!r}")
+            if blocks != 1 and (op.elementwise or not op.writes_output):
                 raise TypeError(f"{op.name}: keeps {blocks} blocks; only an op that is not "
                                 "element-wise and writes its output may keep more than its "
                                 "value (one block)")

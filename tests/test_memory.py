@@ -226,3 +226,12 @@ def test_nodes_keep_their_blocks_and_readers_see_their_value(float64):
 
     with pytest.raises(TypeError, match="only an op that is not element-wise"):
         SignatureTable([]).intern(("keeps_more",), KeepsMore(), (), (3,), None)
+
+    class KeepsNothing(Op):
+        name, writes_output = "keeps_nothing", True
+
+        def storage_blocks(self, shape, attrs):
+            return 0
+
+    with pytest.raises(TypeError, match="must be a positive int"):
+        SignatureTable([]).intern(("keeps_nothing",), KeepsNothing(), (), (3,), None)

@@ -104,14 +104,18 @@ def activated_gates(op, xp, terms, hidden: int):
     (``[b, W1, x1, ...]``), in the weights' block order ``[i, f..., o, u]``."""
     total = op.products(xp, terms)
     total += _bias_view(terms[0], total)
-    # tanh(x) = 2 sigmoid(2x) - 1: one sigmoid over the whole contiguous block is
-    # faster than a sigmoid and a tanh over column slices of every row
-    u = total[:, -hidden:]
+    _activate_(total, total[:, -hidden:], xp)
+    return total
+
+
+def _activate_(gates, u, xp) -> None:
+    """In place: the sigmoid over all ``gates``, except ``u`` (a view of them, the candidate),
+    which gets tanh. tanh(x) = 2 sigmoid(2x) - 1: one sigmoid over the whole contiguous
+    block is faster than a sigmoid and a tanh over slices of it."""
     u *= 2.0
-    _sigmoid_(total, xp)
+    _sigmoid_(gates, xp)
     u *= 2.0
     u -= 1.0
-    return total
 
 
 def activated_gates_into(op, xp, terms, hidden: int, gates) -> None:
@@ -130,11 +134,7 @@ def activated_gates_into(op, xp, terms, hidden: int, gates) -> None:
         b = b.reshape((n, blocks, hidden) + ones).swapaxes(0, 1)
     # the bias is added while each gate's rows are put in place: one pass, not two
     xp.add(total.reshape((n, blocks, hidden) + cols).swapaxes(0, 1), b, out=gates)
-    u = gates[-1]
-    u *= 2.0
-    _sigmoid_(gates, xp)   # tanh(x) = 2 sigmoid(2x) - 1, as in activated_gates
-    u *= 2.0
-    u -= 1.0
+    _activate_(gates, gates[-1], xp)
 
 
 def gates_as_rows(xp, d):

@@ -83,9 +83,8 @@ def _lay_out(graph, mem, batches) -> list:
     shapes, sigtab, sigs = graph.shapes, graph.sigtab, graph.sigs
     start = graph.n_evaluated
     next_free = first_free = mem.next_address
-    index = len(mem.records)
     out_sizes = []
-    order, places, owners = [], [], []   # node after node, batch after batch
+    order, places, counts = [], [], []   # node after node, batch after batch
     for batch in batches:
         n = len(batch)
         blocks = sigtab[sigs[batch[0]]].blocks
@@ -108,24 +107,34 @@ def _lay_out(graph, mem, batches) -> list:
                 places += accumulate(size[:-1], initial=next_free)
                 next_free += sum(size)
         order += batch
-        owners += [index] * n
+        counts.append(n)
         out_sizes.append(size)
-        index += 1
-    _scatter_into(mem.address, start, order, places)
-    _scatter_into(mem.batch_of, start, order, owners)
+    _set_per_node(mem, start, order, places, counts)
     mem.pending_size = next_free - first_free
     return out_sizes
 
 
-def _scatter_into(values: list, start: int, nodes: list, new: list) -> None:
-    """``values[i] = v`` for every ``i, v`` of ``zip(nodes, new)`` (all ``i >= start``)."""
-    if len(nodes) < 64:
-        for i, v in zip(nodes, new):
-            values[i] = v
+def _set_per_node(mem, start: int, order: list, places: list, counts: list) -> None:
+    """Record the address (``places``, in ``order``) and the batch of every node of this run:
+    the nodes of the next new batch are the next ``counts[k]`` of ``order``. Every other
+    node from ``start`` on is a parameter of this run, whose entries stay -1, so the new
+    tails of the per-node lists are written whole, without reading the old ones."""
+    first_batch = len(mem.records)
+    if len(order) < 64:
+        batch_of = [b for b, n in enumerate(counts, first_batch) for _ in range(n)]
+        for i, address, b in zip(order, places, batch_of):
+            mem.address[i] = address
+            mem.batch_of[i] = b
         return
-    tail = np.array(values[start:], dtype=np.int64)
-    tail[np.array(nodes, dtype=np.int64) - start] = new
-    values[start:] = tail.tolist()
+    local = np.array(order, dtype=np.int64)
+    local -= start
+    width = len(mem.address) - start
+    tail = np.full(width, -1, dtype=np.int64)
+    tail[local] = places
+    mem.address[start:] = tail.tolist()
+    tail.fill(-1)
+    tail[local] = np.repeat(np.arange(first_batch, first_batch + len(counts)), counts)
+    mem.batch_of[start:] = tail.tolist()
 
 
 def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats) -> None:
@@ -139,7 +148,7 @@ def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats
 
     rec = BatchRecord()
     rec.index = len(records)
-    rec.sig, rec.op, rec.nodes = graph.sigs[first], op, batch
+    rec.sig, rec.op, rec.nodes = graph.sigs[first], op, tuple(batch)  # (as argument positions are)
     if n == 1:
         rec.attrs = [graph.attrs[first]]
         positions = [(a,) for a in graph.args[first]]

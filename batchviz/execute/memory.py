@@ -233,6 +233,19 @@ class Memory:
         stats.copies_avoided += 1
         return arena[start:start + size], (VIEW, k, start, size)
 
+    def _whole_batch(self, record, sizes, block: int):
+        """The VIEW of block ``block`` of all of ``record``'s nodes, read in the batch's own
+        order: one slice of its segment, found without looking at the nodes one by one
+        (what :func:`gather_kind` says of them: back to back, in one arena). None if
+        ``sizes`` do not cover that block exactly."""
+        length = record.block_stride or record.stop - record.start
+        wanted = len(record.nodes) * sizes if isinstance(sizes, int) else sum(sizes)
+        if wanted != length:
+            return None
+        start = record.start + block * length
+        arena = self.arenas[record.arena][1]
+        return arena[start:start + length], (VIEW, record.arena, start, length)
+
     def gather(self, graph, nodes: list, sizes, stats, batch_axis: bool = False, block: int = 0):
         """The flat concatenation of ``nodes``' values (with ``block``: of that block of what
         each node keeps, see ``Op.storage_blocks``), and how it was obtained.
@@ -241,6 +254,14 @@ class Memory:
         ``(array, (kind, ...))`` where kind is VIEW (no copy), STRIDED (no copy: an
         ``(n, size)`` array when ``batch_axis``, a flat one for scalars), COPY (one gather
         kernel) or STACK (the slow path: parameters or several arenas involved)."""
+        owner = self.batch_of[nodes[0]]
+        if owner >= 0:
+            record = self.records[owner]
+            if record.nodes == nodes:  # usually: a whole earlier batch, in its own order
+                found = self._whole_batch(record, sizes, block)
+                if found is not None:
+                    stats.copies_avoided += 1
+                    return found
         locs = list(map(self.address.__getitem__, nodes))
         if block:  # block ``block`` of each node: its batch's values' size times ``block`` on
             owners = list(map(self.batch_of.__getitem__, nodes))

@@ -203,8 +203,11 @@ class AffineTransform(AffineArguments):
                                  f"{term} but the bias has shape {out}")
         return out
 
-    def forward(self, xp, ins, attrs, n):
-        return self.products(xp, ins) + ins[0]
+    #: the sum is formed in the batch's own segment: no result array copied in afterwards
+    writes_output = True
+
+    def forward(self, xp, ins, attrs, n, out=None):
+        return xp.add(self.products(xp, ins, rows=True), ins[0], out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         grads = [None] * len(ins)

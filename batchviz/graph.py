@@ -123,6 +123,17 @@ class Graph:
             depth = 0
         return self.push(op, args, attrs, shape, sig, depth)
 
+    def add_memoized(self, op: Op, args: tuple, attrs, depth: int) -> "Expression":
+        """:meth:`add` for a constructor that has checked its arguments and knows the node's
+        depth: when this graph has built a node with the same ``op.memo_key`` before, its
+        signature and shape are known, and adding is a dict lookup and a push (a word's
+        lookup or loss is built thousands of times per minibatch). Otherwise :meth:`add`,
+        which checks the shapes and remembers them."""
+        known = self.memo.get(op.memo_key(self, args, attrs))
+        if known is None:
+            return self.add(op, args, attrs)
+        return self.push(op, args, attrs, known[1], known[0], depth)
+
     def parameter_node(self, param) -> int:
         """The node of ``param`` in this graph, created on first use (one per graph)."""
         node = self.param_node.get(id(param))

@@ -154,7 +154,7 @@ def lookup(table, index):
     node = graph.param_node.get(id(table))
     if node is None:
         node = graph.parameter_node(table)
-    return graph.add(LOOKUP, (node,), index)
+    return graph.add_memoized(LOOKUP, (node,), index, 1)  # (a parameter's depth is 0)
 
 
 __all__ = ["input", "zeros", "lookup"]

@@ -269,9 +269,21 @@ def _add_weight_gradient(xp, target, terms) -> None:
     if len(terms) == 1:
         target += terms[0].value(xp)
         return
-    g = xp.concatenate([t.g for t in terms])
-    x = xp.concatenate([t.x for t in terms])
+    g = _stacked(xp, [t.g for t in terms])
+    x = _stacked(xp, [t.x for t in terms])
     target += g.T @ x
+    POOL.give(g)
+    POOL.give(x)
+
+
+def _stacked(xp, blocks: list):
+    """``xp.concatenate(blocks)`` in memory from the arena pool (given back by the caller):
+    the stacks of an LSTM's weight gradients are megabytes, and fresh ones would fault
+    their pages in on every backward pass."""
+    rows = sum(b.shape[0] for b in blocks)
+    width = blocks[0].shape[1]
+    out = POOL.take(rows * width).reshape(rows, width)
+    return xp.concatenate(blocks, out=out)
 
 
 def _accumulate(graph, mem, grads, reached, source, grad, stats) -> None:

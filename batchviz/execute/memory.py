@@ -43,9 +43,12 @@ class ArenaPool:
     pages, and the first write to each page faults: on a 68 MB arena that costs more than
     the write itself. Like DyNet's memory pools, which are reset rather than freed between
     graphs, the pool hands the same memory out again. Only a graph's owner may read its
-    arenas, and only until the graph is finished: values handed to users are copies."""
+    arenas, and only until the graph is finished: values handed to users are copies.
+    (The backward pass also stacks each weight's gradient terms here, see
+    ``executor._add_weight_gradient``: a value and a gradient arena and two stacks at a
+    time, hence room for eight.)"""
 
-    def __init__(self, keep: int = 4):
+    def __init__(self, keep: int = 8):
         self.keep = keep
         self.spare: dict[tuple, list] = {}
 

@@ -62,6 +62,9 @@ class SignatureTable:
                 raise TypeError(f"{op.name}: keeps {blocks} blocks; only an op that is not "
                                 "element-wise and writes its output may keep more than its "
                                 "value (one block)")
+            if op.one_gather and not op.elementwise:
+                raise TypeError(f"{op.name}: only an element-wise op may read all its "
+                                "arguments with one gather (one_gather)")
             sig = len(self.infos)
             self.ids[key] = sig
             self.infos.append(SignatureInfo(key, op, shared, op.cheap, op.block_reads(key),

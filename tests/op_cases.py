@@ -41,6 +41,17 @@ def _small_tree(P):
     return bv.lstm_step([P[8], P[9], a, P[10], b], [a, b], 2)
 
 
+def _sums(P, k, op):
+    """``op`` (esum or average) in two signatures. Three matrices, one node given twice
+    (k even): a batch of one size, which reads every argument with one gather
+    (``Op.one_gather``), whose gradient adds into that node twice. Two vectors (k = 1) or
+    two matrices (k = 3): a batch of two sizes, read position by position."""
+    if k % 2 == 0:
+        x = v(P[3])
+        return op([x, x, v(P[4])])
+    return op([v(P[0]), v(P[1])] if k % 4 == 1 else [v(P[3]), v(P[4])])
+
+
 CASES = {
     "neg": ([(4,)], lambda P, k: -v(P[0])),
     "tanh": ([(4,)], lambda P, k: bv.tanh(v(P[0]))),
@@ -54,8 +65,8 @@ CASES = {
     "sub": ([(4,), (4,)], lambda P, k: v(P[0]) - v(P[1])),
     "cmult": ([(3, 2), (3, 2)], lambda P, k: bv.cmult(v(P[0]), v(P[1]))),
     "cdiv": ([(4,), (4,)], lambda P, k: bv.cdiv(v(P[0]), positive(P[1]))),
-    "esum": ([(4,), (4,), (4,)], lambda P, k: bv.esum([v(P[0]), v(P[1]), v(P[2])])),
-    "average": ([(4,), (4,)], lambda P, k: bv.average([v(P[0]), v(P[1])])),
+    "esum": ([(4,), (4,), (4,), (2, 3), (2, 3)], lambda P, k: _sums(P, k, bv.esum)),
+    "average": ([(4,), (4,), (4,), (2, 3), (2, 3)], lambda P, k: _sums(P, k, bv.average)),
     "scale": ([(4,)], lambda P, k: v(P[0]) * (0.5 + k)),
     "shift": ([(4,)], lambda P, k: v(P[0]) + (1.5 - k)),
     "matmul": ([(3, 4), (4,), (3, 4), (4, 2)], lambda P, k: [

@@ -149,15 +149,26 @@ def reference_copies(graph, batches) -> CopyCounts:
             next_free += size_of(shapes[i])
         next_free += (blocks - 1) * values
     counts = CopyCounts(0, 0, 0)
+
+    def location(a, block=0):
+        return address.get(a, -1) + block * stride.get(a, 0) if a not in params else -1
+
     for batch in batches:
         info = graph.sigtab[graph.sigs[batch[0]]]
+        values = [size_of(shapes[i]) for i in batch]
+        if info.op.one_gather and values.count(values[0]) == len(values):
+            # every argument of every node, node after node, in one read
+            nodes = [a for i in batch for a in args[i]]
+            kind = gather_kind([location(a) for a in nodes], values[0], lambda loc: 0)
+            copied = values[0] * len(nodes)
+            counts += CopyCounts(0, 1, 0) if kind in (VIEW, STRIDED) else CopyCounts(1, 0, copied)
+            continue
         for j in range(len(args[batch[0]])):
             if j in info.shared:
                 continue
             nodes = [args[i][j] for i in batch]
             block = info.reads.get(j, 0)  # the block of what the arguments keep that is read
-            locs = [address.get(a, -1) + block * stride.get(a, 0) if a not in params else -1
-                    for a in nodes]
+            locs = [location(a, block) for a in nodes]
             if info.op.elementwise:  # the batch's output sizes: one int when all equal
                 sizes = [size_of(shapes[i]) for i in batch]
                 same = sizes[0] if sizes.count(sizes[0]) == len(sizes) else sizes

@@ -222,6 +222,26 @@ def test_figure1_copies_in_words():
     assert t.steps[5].kernels == 2
 
 
+def test_a_sum_reads_all_its_arguments_with_one_read():
+    """esum (Op.one_gather): one read covers every argument position of the batch, node after
+    node - a view when its arguments lie in order, as the three losses of Figure 1 do under
+    agenda batching (their batch), a copy when they come from three batches (depth)."""
+    reads = {}
+    for strategy in ("agenda", "depth"):
+        g, loss, _ = figure1(strategy)
+        t = bv.trace(loss, strategy)
+        step = next(s for s in t.steps if s.signature_name == "esum-3args")
+        assert [(a.position, a.positions) for a in step.arguments] == [(0, 3)]
+        reads[strategy] = step.arguments[0]
+        loss.value()
+        record = next(r for r in g.memory.records if r.op.name == "esum")
+        assert record.together and len(record.sources) == 1 and len(record.ins) == 3
+        again = Trace.from_dict(json.loads(json.dumps(t.to_dict())))
+        assert again.steps[t.steps.index(step)].arguments == step.arguments
+    assert (reads["agenda"].kind, reads["depth"].kind) == ("view", "copy")
+    assert reads["depth"].bytes_copied == 3 * 4  # three float32 losses
+
+
 # --- the trace changes nothing -----------------------------------------------------------
 
 

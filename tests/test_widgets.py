@@ -107,6 +107,20 @@ def test_every_step_shows_the_traces_batch_agenda_and_arguments(fig1, strategy):
     assert f"All {len(t)} batches have run" in s.details_view.value
 
 
+@needs_dot
+def test_details_name_every_argument_a_sum_reads_at_once(fig1):
+    """esum reads its three arguments with one read: one row, for positions 0-2, naming
+    the three losses."""
+    graph, loss = fig1
+    t = bv.trace(loss)
+    k = next(k for k, step in enumerate(t.steps) if step.signature_name == "esum-3args")
+    s = bv.Stepper(loss, step=k)
+    cells = re.findall(r"<tr class=\"bv-(\w+)\"><td>([^<]*)</td><td>([^<]*)</td>",
+                       s.details_view.value)
+    losses = graph.args[t.steps[k].batch[0]]
+    assert cells == [("view", "0\u20132", ", ".join(f"#{a}" for a in losses))]
+
+
 def test_buttons_step_and_stop_at_both_ends(fig1):
     _, loss = fig1
     s = bv.Stepper(loss, "agenda")
@@ -370,7 +384,7 @@ def test_compare_counts_batches_and_launches(fig1):
     cells = re.findall(r'<td class="bv-num">(\d+)</td>', c.summary_view.value)
     t_depth, t_agenda = depth.trace, agenda.trace
     assert [int(x) for x in cells] == [29, t_depth.kernels, 23, t_agenda.kernels]
-    assert (t_depth.kernels, t_agenda.kernels) == (38, 31)  # bv.explain's "kernel launches"
+    assert (t_depth.kernels, t_agenda.kernels) == (39, 31)  # bv.explain's "kernel launches"
 
 
 @needs_dot

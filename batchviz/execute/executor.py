@@ -13,7 +13,7 @@ through the gather's index).
 from __future__ import annotations
 
 import time
-from itertools import accumulate
+from itertools import accumulate, chain
 from operator import itemgetter
 
 import numpy as np
@@ -31,7 +31,7 @@ class BatchRecord:
     """One executed batch: what the backward pass and the traces need to know."""
 
     __slots__ = ("index", "sig", "op", "nodes", "attrs", "arena", "start", "stop", "ins",
-                 "out", "sources", "needs", "requires_grad", "block_stride")
+                 "out", "sources", "needs", "requires_grad", "block_stride", "together")
 
     def __repr__(self) -> str:
         kinds = ",".join(s[0] for s in self.sources)
@@ -98,14 +98,15 @@ def _lay_out(graph, mem, batches) -> list:
             next_free += size
         else:
             batch_shapes = itemgetter(*batch)(shapes)
-            if not sigtab[sigs[batch[0]]].op.elementwise or batch_shapes.count(batch_shapes[0]) == n:
-                size = size_of(batch_shapes[0])  # (a non-element-wise batch: one shape)
-                places += range(next_free, next_free + n * size, size)
-                next_free += n * size
-            else:
-                size = list(map(size_of, batch_shapes))
+            size = size_of(batch_shapes[0])  # (a non-element-wise batch: one shape)
+            if (sigtab[sigs[batch[0]]].op.elementwise and batch_shapes.count(batch_shapes[0]) != n
+                    and any(size_of(s) != size for s in batch_shapes)):
+                size = list(map(size_of, batch_shapes))  # element-wise, of several sizes
                 places += accumulate(size[:-1], initial=next_free)
                 next_free += sum(size)
+            else:
+                places += range(next_free, next_free + n * size, size)
+                next_free += n * size
         order += batch
         counts.append(n)
         out_sizes.append(size)
@@ -143,50 +144,24 @@ def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats
     info = graph.sigtab[graph.sigs[first]]
     op = info.op
     n = len(batch)
-    shapes, batch_of = graph.shapes, mem.batch_of
-    records = mem.records
+    shapes, records = graph.shapes, mem.records
 
     rec = BatchRecord()
     rec.index = len(records)
     rec.sig, rec.op, rec.nodes = graph.sigs[first], op, tuple(batch)  # (as argument positions are)
     if n == 1:
         rec.attrs = [graph.attrs[first]]
-        positions = [(a,) for a in graph.args[first]]
+        args = (graph.args[first],)
     else:  # one C call per batch instead of a Python loop over its nodes
         rec.attrs = list(itemgetter(*batch)(graph.attrs))
-        positions = list(zip(*itemgetter(*batch)(graph.args)))  # per position: its nodes
+        args = itemgetter(*batch)(graph.args)
     elementwise = op.elementwise
-
-    ins, sources, needs = [], [], []
-    requires_grad = bool(info.shared)
-    shared, reads = info.shared, info.reads
-    for j, nodes in enumerate(positions):
-        if j in shared:
-            node = nodes[0]
-            ins.append(graph.param_of_node[node]._array)
-            sources.append((SHARED, node))
-            needs.append(True)
-            continue
-        arg_shape = shapes[nodes[0]]
-        sizes = out_sizes if elementwise else size_of(arg_shape)
-        read = reads.get(j, 0) if reads else 0  # which block of what the nodes keep
-        if n == 1:  # one node reads its argument where it lives
-            block, source = mem.gather_one(graph, nodes[0], sizes, stats, read)
-        else:
-            block, source = mem.gather(graph, nodes, sizes, stats, not elementwise, read)
-        kind = source[0]
-        if kind == VIEW:
-            # consecutive addresses may run across the end of one batch's segment into the
-            # next one's: batches are laid out in order, so the sources are a range
-            src_batches = tuple(range(batch_of[nodes[0]], batch_of[nodes[-1]] + 1))
-        else:
-            src_batches = tuple(set(map(batch_of.__getitem__, nodes)))
-        need = any(b < 0 or records[b].requires_grad for b in src_batches)
-        source = source + (src_batches,)
-        ins.append(block if elementwise else block.reshape((n,) + arg_shape))
-        sources.append(source)
-        needs.append(need)
-        requires_grad = requires_grad or need
+    rec.together = op.one_gather and isinstance(out_sizes, int)
+    if rec.together:
+        ins, sources, needs = _read_together(graph, mem, args, out_sizes, stats)
+    else:
+        ins, sources, needs = _read_positions(graph, mem, info, args, out_sizes, stats)
+    requires_grad = bool(info.shared) or any(needs)
 
     start = mem.address[first] - base
     total = n * out_sizes if isinstance(out_sizes, int) else sum(out_sizes)
@@ -211,6 +186,62 @@ def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats
     stats.batches += 1
     if graph.tracer is not None:
         graph.tracer.on_batch(graph, rec)
+
+
+def _read_positions(graph, mem, info, args: tuple, out_sizes, stats) -> tuple:
+    """``(ins, sources, needs)``: every argument position of a batch (``args``: each node's
+    argument ids) read on its own: a shared argument once, the others gathered (a view
+    when they lie right, §3.3); ``needs``: whether gradients must flow back there."""
+    n = len(args)
+    positions = [(a,) for a in args[0]] if n == 1 else list(zip(*args))  # per position: its nodes
+    elementwise, shapes = info.op.elementwise, graph.shapes
+    ins, sources, needs = [], [], []
+    shared, reads = info.shared, info.reads
+    for j, nodes in enumerate(positions):
+        if j in shared:
+            node = nodes[0]
+            ins.append(graph.param_of_node[node]._array)
+            sources.append((SHARED, node))
+            needs.append(True)
+            continue
+        arg_shape = shapes[nodes[0]]
+        sizes = out_sizes if elementwise else size_of(arg_shape)
+        read = reads.get(j, 0) if reads else 0  # which block of what the nodes keep
+        if n == 1:  # one node reads its argument where it lives
+            block, source = mem.gather_one(graph, nodes[0], sizes, stats, read)
+        else:
+            block, source = mem.gather(graph, nodes, sizes, stats, not elementwise, read)
+        source, need = _with_origin(mem, nodes, source)
+        ins.append(block if elementwise else block.reshape((n,) + arg_shape))
+        sources.append(source)
+        needs.append(need)
+    return ins, sources, needs
+
+
+def _read_together(graph, mem, args: tuple, size: int, stats) -> tuple:
+    """``(ins, sources, needs)`` of a batch of a ``one_gather`` op whose values are all
+    ``size`` long: all arguments of all nodes in one gather, node after node (one source);
+    ``ins[j]``, position ``j`` of every node, is an ``(n, size)`` view into that block."""
+    n, k = len(args), len(args[0])
+    nodes = tuple(chain.from_iterable(args))
+    block, source = mem.gather(graph, nodes, size, stats)
+    source, need = _with_origin(mem, nodes, source)
+    cube = block.reshape(n, k, size)
+    return [cube[:, j] for j in range(k)], [source], [need] * k
+
+
+def _with_origin(mem, nodes, source) -> tuple:
+    """``source`` with the batches that computed ``nodes`` appended, and whether any of
+    them needs a gradient (a parameter, or a batch that requires one)."""
+    batch_of, records = mem.batch_of, mem.records
+    if source[0] == VIEW:
+        # consecutive addresses may run across the end of one batch's segment into the
+        # next one's: batches are laid out in order, so the sources are a range
+        origin = tuple(range(batch_of[nodes[0]], batch_of[nodes[-1]] + 1))
+    else:
+        origin = tuple(set(map(batch_of.__getitem__, nodes)))
+    need = any(b < 0 or records[b].requires_grad for b in origin)
+    return source + (origin,), need
 
 
 def run_backward(graph, loss: int) -> None:
@@ -245,6 +276,8 @@ def run_backward(graph, loss: int) -> None:
             g = g.reshape(rec.out.shape)
         arg_grads = rec.op.backward(xp, rec.ins, rec.out, g, rec.attrs, len(rec.nodes), rec.needs)
         stats.batches += 1
+        if rec.together:  # one gather read every position: one gradient, node after node
+            arg_grads = [xp.stack([a.reshape(len(rec.nodes), -1) for a in arg_grads], axis=1)]
         for source, need, grad in zip(rec.sources, rec.needs, arg_grads):
             if not need or grad is None:
                 continue

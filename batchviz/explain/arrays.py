@@ -24,6 +24,7 @@ class GraphArrays:
     rows: np.ndarray         # first dimension of each node's shape (1 for a scalar)
     is_param: np.ndarray     # parameters are never scheduled (done from the start)
     elementwise: np.ndarray  # per node: its op reads flat blocks (the executor's sizes rule)
+    one_gather: np.ndarray   # per node: its op reads all its arguments with one gather
     arg_ptr: np.ndarray      # node i's arguments are arg_flat[arg_ptr[i]:arg_ptr[i + 1]]
     arg_flat: np.ndarray     # argument node ids, node after node
     arg_shared: np.ndarray   # per entry: a shared position of its user's signature (not gathered)
@@ -65,11 +66,13 @@ def graph_arrays(graph, view: PendingView | None = None) -> GraphArrays:
     n = view.end
     infos = graph.sigtab.infos
     sig_elementwise = np.array([bool(info.op.elementwise) for info in infos], dtype=bool)
+    sig_one_gather = np.array([bool(info.op.one_gather) for info in infos], dtype=bool)
     size, rows = _sizes_and_rows(graph.shapes if n == len(graph.shapes) else graph.shapes[:n])
     return GraphArrays(
         n=n, sig=v.sig, depth=v.depth, size=size, blocks=_blocks(infos, v),
         rows=rows, is_param=~v.pending,
-        elementwise=sig_elementwise[v.sig], arg_ptr=v.arg_ptr, arg_flat=v.arg_flat,
+        elementwise=sig_elementwise[v.sig], one_gather=sig_one_gather[v.sig],
+        arg_ptr=v.arg_ptr, arg_flat=v.arg_flat,
         arg_shared=_shared_entries(infos, v), arg_size=size[v.arg_flat],
         arg_block=_read_blocks(infos, v),
         arity=np.diff(v.arg_ptr),

@@ -45,7 +45,7 @@ def count_copies(arrays: GraphArrays, schedule: FlatSchedule) -> CopyCounts:
     order, sizes = schedule
     if len(order) != a.n - int(np.count_nonzero(a.is_param)):
         raise ValueError("count_copies: the schedule must run every scheduled node once")
-    if len(sizes) == len(order):
+    if len(sizes) == len(order) and not a.one_gather.any():
         return _one_node_batches(a)
     batch_in_order = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
     batch_of = np.empty(a.n, dtype=np.int64)
@@ -53,10 +53,31 @@ def count_copies(arrays: GraphArrays, schedule: FlatSchedule) -> CopyCounts:
     address, stride = _layout(a, order, sizes, batch_in_order)
 
     counts = CopyCounts(0, 0, 0)
+    together = _read_together(a, order, sizes, batch_in_order)
+    if together.any():  # their batches read all arguments at once: one "position"
+        users = order[together]
+        arity = a.arity[users]
+        firsts = np.repeat(a.arg_ptr[users] - (np.cumsum(arity) - arity), arity)
+        entry = firsts + np.arange(len(firsts), dtype=np.int64)  # node after node
+        counts += _position_copies(a, np.repeat(users, arity), entry, batch_of, address, stride)
+        order = order[~together]
     for _, users, entry in a.by_position(order):
         gathered = ~a.arg_shared[entry]
         counts += _position_copies(a, users[gathered], entry[gathered], batch_of, address, stride)
     return counts
+
+
+def _read_together(a: GraphArrays, order: np.ndarray, sizes: np.ndarray,
+                   batch_in_order: np.ndarray) -> np.ndarray:
+    """Per node of ``order``: whether its batch reads all its arguments with one gather
+    (the executor's rule: an ``Op.one_gather`` op, and the batch's values all one size)."""
+    together = a.one_gather[order]
+    if not together.any():
+        return together
+    values = a.size[order]
+    starts = np.cumsum(sizes) - sizes
+    one_size = np.minimum.reduceat(values, starts) == np.maximum.reduceat(values, starts)
+    return together & one_size[batch_in_order]
 
 
 def _layout(a: GraphArrays, order: np.ndarray, sizes: np.ndarray, batch_in_order: np.ndarray):

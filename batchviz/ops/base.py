@@ -45,6 +45,13 @@ class Op:
     #: shape``, and writes the outputs there (it returns ``out``); otherwise the executor
     #: copies the array ``forward`` returns into that segment
     writes_output: bool = False
+    #: a batch reads all its arguments with *one* gather, node after node, instead of one
+    #: gather per argument position (element-wise ops only, when the batch's values are all
+    #: one size). For variadic sums: a sentence's or a tree's loss adds dozens of losses,
+    #: and one read of them all beats dozens of small ones, forward and backward. The
+    #: kernel still gets one array per position: an ``(n, size)`` view into the gathered
+    #: block, and returns a gradient for every position
+    one_gather: bool = False
 
     # -- construction -------------------------------------------------------------------
     def infer_shape(self, shapes: list[tuple], attrs) -> tuple:

@@ -146,10 +146,11 @@ class CDiv(Elementwise):
 
 class ESum(Elementwise):
     """Sum of k same-shaped expressions. Batches only with other k-ary sums, since the
-    kernel adds k flat arrays."""
+    kernel adds k arrays. A batch reads its k arguments with one gather (``one_gather``)."""
 
     name = "esum"
     arity = None
+    one_gather = True
 
     def signature(self, graph, args, attrs, shape):
         return ("esum", len(args)), ()

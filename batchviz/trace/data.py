@@ -94,16 +94,20 @@ class ArgumentRead:
     ``"view"`` (the arguments lie back to back in memory, or evenly spaced for a kernel with
     a batch axis or as scalars, ``detail`` then says ``"strided"``: no copy) or ``"copy"`` (one gather
     kernel copies them into a contiguous block; ``detail`` says ``"stacked"`` when parameters
-    among them had to be copied node by node)."""
+    among them had to be copied node by node). ``positions``: how many argument positions,
+    from ``position`` on, the read covers: 1, or all of them for an op that reads its
+    arguments with one gather (``Op.one_gather``, e.g. ``esum``)."""
 
     position: int
     kind: str
     bytes_copied: int = 0
     detail: str = ""
+    positions: int = 1
 
     def to_dict(self) -> dict:
         return {"position": self.position, "kind": self.kind,
-                "bytes_copied": self.bytes_copied, "detail": self.detail}
+                "bytes_copied": self.bytes_copied, "detail": self.detail,
+                "positions": self.positions}
 
     @classmethod
     def from_dict(cls, d: dict) -> "ArgumentRead":

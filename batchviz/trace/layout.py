@@ -19,7 +19,8 @@ def _one_arena(address: int) -> int:
 
 
 def argument_reads(graph, batches: list, itemsize: int) -> list:
-    """Per batch, the list of :class:`ArgumentRead` (one per argument position)."""
+    """Per batch, the list of :class:`ArgumentRead`: one per argument position, or one for
+    them all where the op reads its arguments with one gather (``Op.one_gather``)."""
     shapes, args, sigs, sigtab = graph.shapes, graph.args, graph.sigs, graph.sigtab
     address = [-1] * len(shapes)  # parameters stay at -1: they live in the model
     block_stride = {}             # nodes that keep several blocks: their batch's values' size
@@ -44,6 +45,11 @@ def argument_reads(graph, batches: list, itemsize: int) -> list:
             out_sizes = [size_of(shapes[i]) for i in batch]
             if all(s == out_sizes[0] for s in out_sizes):
                 out_sizes = out_sizes[0]
+        if info.op.one_gather and isinstance(out_sizes, int):  # one read of every position
+            nodes = [a for i in batch for a in args[i]]
+            result.append([_read(graph, 0, nodes, out_sizes, [address[a] for a in nodes], False,
+                                 address, itemsize, positions=len(args[first]))])
+            continue
         reads = []
         for j in range(len(args[first])):
             if j in info.shared:
@@ -53,23 +59,29 @@ def argument_reads(graph, batches: list, itemsize: int) -> list:
             read = info.reads.get(j, 0)  # which block of what the arguments keep: their value, or another
             sizes = out_sizes if elementwise else size_of(shapes[nodes[0]])
             locs = [address[a] + read * block_stride.get(a, 0) for a in nodes]
-            kind = gather_kind(locs, sizes, _one_arena, not elementwise)
-            if kind == VIEW:
-                reads.append(ArgumentRead(j, "view"))
-            elif kind == STRIDED:
-                reads.append(ArgumentRead(j, "view", 0, "strided: evenly spaced, no copy"))
-            elif kind == COPY:
-                total = len(nodes) * sizes if isinstance(sizes, int) else sum(sizes)
-                reads.append(ArgumentRead(j, "copy", total * itemsize, "gather"))
-            else:
-                assert kind == STACK
-                total = sum(size_of(shapes[a]) for a in nodes)
-                params = sorted({_name(graph, a) for a in nodes if address[a] < 0})
-                reads.append(ArgumentRead(j, "copy", total * itemsize,
-                                          "stacked node by node: parameter " + ", ".join(params)
-                                          + " among the arguments"))
+            reads.append(_read(graph, j, nodes, sizes, locs, not elementwise, address, itemsize))
         result.append(reads)
     return result
+
+
+def _read(graph, position: int, nodes: list, sizes, locs: list, batch_axis: bool, address: list,
+          itemsize: int, positions: int = 1) -> ArgumentRead:
+    """How the executor reads ``nodes`` (at addresses ``locs``, ``sizes`` long): the
+    argument ``position`` of a batch (or, with ``positions``, that many positions at once)."""
+    kind = gather_kind(locs, sizes, _one_arena, batch_axis)
+    if kind == VIEW:
+        return ArgumentRead(position, "view", positions=positions)
+    if kind == STRIDED:
+        return ArgumentRead(position, "view", 0, "strided: evenly spaced, no copy", positions)
+    if kind == COPY:
+        total = len(nodes) * sizes if isinstance(sizes, int) else sum(sizes)
+        return ArgumentRead(position, "copy", total * itemsize, "gather", positions)
+    assert kind == STACK
+    total = sum(size_of(graph.shapes[a]) for a in nodes)
+    params = sorted({_name(graph, a) for a in nodes if address[a] < 0})
+    return ArgumentRead(position, "copy", total * itemsize,
+                        "stacked node by node: parameter " + ", ".join(params)
+                        + " among the arguments", positions)
 
 
 def _name(graph, node: int) -> str:

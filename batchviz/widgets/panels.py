@@ -158,11 +158,13 @@ class Panels:
                          + (f" and {len(sources) - 3} more places" if len(sources) > 3 else "") + "</p>")
         rows = []
         for a in s.arguments:
-            nodes = [t.nodes[i].args[a.position] for i in s.batch]
+            covered = range(a.position, a.position + a.positions)  # one read may cover them all
+            nodes = [t.nodes[i].args[p] for i in s.batch for p in covered]
             shapes = sorted({shape_text(t.nodes[n].shape) for n in nodes})
             who = (escape(t.nodes[nodes[0]].parameter or f"#{nodes[0]}") if a.kind == "shared"
                    else _nodes_text(nodes))
-            rows.append(f'<tr class="bv-{a.kind}"><td>{a.position}</td><td>{who}</td>'
+            label = a.position if a.positions == 1 else f"{covered[0]}\u2013{covered[-1]}"
+            rows.append(f'<tr class="bv-{a.kind}"><td>{label}</td><td>{who}</td>'
                         f'<td class="bv-kind">{a.kind}</td><td>{escape(", ".join(shapes))}</td>'
                         f'<td class="bv-num">{a.bytes_copied}</td><td>{escape(a.detail)}</td></tr>')
         if rows:

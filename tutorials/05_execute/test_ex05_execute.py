@@ -68,7 +68,10 @@ def executed_positions(graph):
         for j, source in enumerate(rec.sources):
             if source[0] not in ("view", "copy"):
                 continue
-            nodes = [graph.args[i][j] for i in rec.nodes]
+            if rec.together:  # one read of every argument, node after node (Op.one_gather)
+                nodes = [a for i in rec.nodes for a in graph.args[i]]
+            else:
+                nodes = [graph.args[i][j] for i in rec.nodes]
             sizes = {int(np.prod(graph.shapes[a], dtype=int)) for a in nodes}
             if len(sizes) == 1:
                 out.append((rec, j, source[0], [mem.address[a] - base for a in nodes], sizes.pop()))
@@ -136,8 +139,8 @@ def test_execute_batch(student):
         by_record.setdefault(rec.index, (rec, {}))[1][j] = (kind, addresses, size)
     replayed = 0
     for rec, args in by_record.values():
-        if not rec.op.elementwise or len(args) != len(rec.sources):
-            continue
+        if not rec.op.elementwise or rec.together or len(args) != len(rec.sources):
+            continue  # (an esum batch reads all its arguments at once, not position by position)
         sizes = {size for _, _, size in args.values()}
         if len(sizes) != 1:
             continue

@@ -98,7 +98,7 @@ def _lay_out(graph, mem, batches) -> list:
             next_free += size
         else:
             batch_shapes = itemgetter(*batch)(shapes)
-            size = size_of(batch_shapes[0])  # (a non-element-wise batch: one shape)
+            size = size_of(batch_shapes[0])  # (one shape in a batch of a non-element-wise op)
             if (sigtab[sigs[batch[0]]].op.elementwise and batch_shapes.count(batch_shapes[0]) != n
                     and any(size_of(s) != size for s in batch_shapes)):
                 size = list(map(size_of, batch_shapes))  # element-wise, of several sizes

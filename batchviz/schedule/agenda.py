@@ -22,7 +22,7 @@ import heapq
 
 import numpy as np
 
-from .base import FlatSchedule, PendingView, Schedule, Strategy
+from .base import FlatSchedule, PendingView, Schedule, Strategy, users_by_argument
 
 
 def average_depths(view: PendingView) -> dict:
@@ -147,14 +147,15 @@ class AgendaBatching(Strategy):
         if len(a.nodes) == 0:
             return FlatSchedule(a.nodes, np.zeros(0, dtype=np.int64))
         rank = self._ranks(view, int(a.sig.max()) + 1)[a.sig]  # per node: its signature's rank
-        unresolved = view.unresolved()
+        edge_user, edge_arg = _without_repeats(a.edge_user, a.edge_arg)
+        unresolved = np.bincount(edge_user, minlength=len(a.sig))
         pending = a.nodes - a.start
         if (rank[pending] < 0).any():  # as the node loop fails on a missing priority
             missing = int(a.sig[pending[rank[pending] < 0][0]])
             raise KeyError(f"{type(self).__name__}.priority() has no key for signature {missing}")
         agenda = _Agenda(rank)
         agenda.add(pending[unresolved[pending] == 0])
-        release = _Release(view, unresolved, rank)
+        release = _Release(a, edge_user, edge_arg, unresolved, rank)
         batches = []
         while agenda:
             r, batch = agenda.pop()
@@ -219,6 +220,23 @@ class _Agenda:
         return r, chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
 
 
+def _without_repeats(edge_user, edge_arg) -> tuple:
+    """The edges (user, argument: local ids, by user) without an argument that a user reads
+    again right after itself - an LSTM step reads the step before it as ``h`` and as the
+    cell. Counting it once changes no schedule: the user is ready when that argument is.
+    With such repeats gone, a batch's users are usually listed once each, which lets
+    :class:`_Release` count them down with plain indexing."""
+    if len(edge_arg) < 2:
+        return edge_user, edge_arg
+    again = np.zeros(len(edge_arg), dtype=bool)
+    np.equal(edge_arg[1:], edge_arg[:-1], out=again[1:])
+    again[1:] &= edge_user[1:] == edge_user[:-1]
+    if not again.any():
+        return edge_user, edge_arg
+    keep = ~again
+    return edge_user[keep], edge_arg[keep]
+
+
 class _Release:
     """Counting down the users of a batch, for :meth:`AgendaBatching.schedule_batches`.
 
@@ -231,9 +249,9 @@ class _Release:
       a user be listed twice in one batch's users.
     """
 
-    def __init__(self, view: PendingView, unresolved: np.ndarray, rank: np.ndarray):
-        a = view.arrays()
-        user_start, self.users = view.user_arrays()
+    def __init__(self, a, edge_user: np.ndarray, edge_arg: np.ndarray, unresolved: np.ndarray,
+                 rank: np.ndarray):
+        user_start, self.users = users_by_argument(edge_user, edge_arg, len(unresolved))
         self.first_user = user_start[:-1]
         self.n_users = np.diff(user_start)
         self.unresolved = unresolved
@@ -244,7 +262,7 @@ class _Release:
         pending = a.nodes - a.start
         self.fanout = _same_or_minus_one(rank[pending], self.n_users[pending], n_ranks)
         # a user with two arguments of one signature: one (user, rank) pair twice
-        pairs = a.edge_user * n_ranks + rank[a.edge_arg]
+        pairs = edge_user * n_ranks + rank[edge_arg]
         pairs.sort()
         repeats = np.zeros(n_ranks, dtype=bool)
         repeats[pairs[1:][pairs[1:] == pairs[:-1]] % n_ranks] = True

@@ -142,11 +142,7 @@ class PendingView:
         in creation order (a user that reads ``k`` twice is listed twice)."""
         if self._user_lists is None:
             a = self.arrays()
-            n = self.end - self.start
-            order = np.argsort(a.edge_arg, kind="stable")  # grouped by argument, users in creation order
-            user_start = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(np.bincount(a.edge_arg, minlength=n), out=user_start[1:])
-            self._user_lists = (user_start, a.edge_user[order])
+            self._user_lists = users_by_argument(a.edge_user, a.edge_arg, self.end - self.start)
         return self._user_lists
 
     def unresolved(self) -> np.ndarray:
@@ -273,6 +269,16 @@ class PendingArrays:
     def arg_user(self) -> np.ndarray:
         """Per entry of ``arg_flat``: the local id of the node it is an argument of."""
         return np.repeat(np.arange(len(self.arg_ptr) - 1, dtype=np.int64), np.diff(self.arg_ptr))
+
+
+def users_by_argument(edge_user: np.ndarray, edge_arg: np.ndarray, n: int) -> tuple:
+    """``(user_start, users)`` of edges ``(user, argument)`` between ``n`` local ids, given
+    by user: the users of ``k`` are ``users[user_start[k]:user_start[k + 1]]``, in the
+    edges' order (one stable sort by argument)."""
+    order = np.argsort(edge_arg, kind="stable")
+    user_start = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(edge_arg, minlength=n), out=user_start[1:])
+    return user_start, edge_user[order]
 
 
 def _run_sums(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:

@@ -238,3 +238,9 @@ def test_nodes_keep_their_blocks_and_readers_see_their_value(float64):
 
     with pytest.raises(TypeError, match="must be a positive int"):
         SignatureTable([]).intern(("keeps_nothing",), KeepsNothing(), (), (3,), None)
+
+    class GathersOnce(Op):  # one gather for every argument needs flat, same-size values
+        name, one_gather = "gathers_once", True
+
+    with pytest.raises(TypeError, match="only an element-wise op may read all its arguments"):
+        SignatureTable([]).intern(("gathers_once",), GathersOnce(), (), (3,), None)

@@ -42,13 +42,14 @@ def _small_tree(P):
 
 
 def _sums(P, k, op):
-    """``op`` (esum or average) in two signatures. Three matrices, one node given twice
-    (k even): a batch of one size, which reads every argument with one gather
-    (``Op.one_gather``), whose gradient adds into that node twice. Two vectors (k = 1) or
-    two matrices (k = 3): a batch of two sizes, read position by position."""
+    """``op`` (esum or average) in three signatures. Three or six matrices, one node given
+    more than once (k even): a batch of one size, which reads every argument with one gather
+    (``Op.one_gather``), whose gradient adds into that node once per use; six arguments are
+    added in one reduction (``ESum.ADD_IN_TURN_MAX``). Two vectors (k = 1) or two matrices
+    (k = 3): a batch of two sizes, read position by position."""
     if k % 2 == 0:
-        x = v(P[3])
-        return op([x, x, v(P[4])])
+        x, y = v(P[3]), v(P[4])
+        return op([x, x, y] if k % 4 == 0 else [x, y, x, y, x, y])
     return op([v(P[0]), v(P[1])] if k % 4 == 1 else [v(P[3]), v(P[4])])
 
 

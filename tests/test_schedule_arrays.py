@@ -1,6 +1,7 @@
 """The NumPy forms of the schedules and of ``bv.explain``'s analyses give exactly what plain
-Python loops give: the agenda a batch at a time (``schedule_batches``) against the paper's
-loop node by node, the depth schedule against a dictionary of groups, the priorities and
+Python loops give: the agenda and the lookahead a batch at a time (``schedule_batches``)
+against their loops node by node, the lookahead's levels against a loop over users, the
+depth schedule against a dictionary of groups, the priorities and
 dependencies, the lower bound, the flop count and the copies against straightforward
 loops - on random graphs (hypothesis), on the tutorial graphs, and on views that start
 after a partial ``value()``."""
@@ -19,6 +20,7 @@ from batchviz.explain.copies import CopyCounts, count_copies
 from batchviz.explain.flops import total_flops
 from batchviz.schedule import (AgendaBatching, DepthBatching, FlatSchedule, NoBatching,
                                PendingView, Strategy, average_depths, flat_schedule)
+from batchviz.schedule.lookahead import LookaheadBatching, SignatureLevels
 
 from models import (Params, load_tutorial_graphs, lstm_models_loss, random_dag_losses,
                     random_tree, rnn_loss, tree_encode)
@@ -136,6 +138,25 @@ def reference_chain_bounds(graph) -> dict:
     return bounds
 
 
+def reference_levels(view) -> tuple:
+    """``(chain, latest)`` of :class:`SignatureLevels`, one signature at a time: the most
+    nodes of the signature on a path *starting* at each node, over its users."""
+    sig = view.signature
+    users = {}
+    for i in view.nodes:
+        for a in view.pending_args(i):
+            users.setdefault(a, []).append(i)
+    chain, own = {}, {}
+    for s in {sig[i] for i in view.nodes}:
+        below = {}
+        for i in reversed(view.nodes):  # users come after their arguments
+            below[i] = (sig[i] == s) + max((below[u] for u in users.get(i, ())), default=0)
+        mine = [i for i in view.nodes if sig[i] == s]
+        chain[s] = max(below[i] for i in mine)
+        own.update((i, below[i]) for i in mine)
+    return chain, {i: chain[sig[i]] - own[i] + 1 for i in view.nodes}
+
+
 def reference_copies(graph, batches) -> CopyCounts:
     """The executor's rule (``gather_kind``) per batch and argument position, in a loop."""
     shapes, args, params = graph.shapes, graph.args, graph.param_of_node
@@ -231,6 +252,27 @@ def test_agenda_a_batch_at_a_time_equals_the_node_loop(params):
 @pytest.mark.parametrize("name", sorted(TUTORIAL_GRAPHS))
 def test_agenda_a_batch_at_a_time_on_tutorial_graphs(name):
     check_agenda(PendingView(tutorial_graph(name)))
+
+
+# --- the lookahead ------------------------------------------------------------------------
+
+def check_lookahead(view):
+    levels = SignatureLevels(view)
+    assert (levels.chain, levels.latest) == reference_levels(view)
+    expected = LookaheadBatching().schedule_nodes(view)
+    assert LookaheadBatching().schedule_batches(view).batches() == expected
+    assert LookaheadBatching().schedule(view) == expected
+
+
+@SETTINGS
+@given(params=graph_params)
+def test_lookahead_a_batch_at_a_time_equals_the_node_loop(params):
+    check_lookahead(PendingView(mixed_graph(*params)))
+
+
+@pytest.mark.parametrize("name", sorted(TUTORIAL_GRAPHS))
+def test_lookahead_a_batch_at_a_time_on_tutorial_graphs(name):
+    check_lookahead(PendingView(tutorial_graph(name)))
 
 
 def test_large_batches_are_scheduled_a_batch_at_a_time():

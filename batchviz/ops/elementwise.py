@@ -155,7 +155,14 @@ class ESum(Elementwise):
     def signature(self, graph, args, attrs, shape):
         return ("esum", len(args)), ()
 
+    #: sums of more arguments than this add them in one reduction over their stack: a
+    #: sentence's loss adds dozens of word losses, and a call per argument costs more than
+    #: copying them all once
+    ADD_IN_TURN_MAX = 4
+
     def forward(self, xp, ins, attrs, n):
+        if len(ins) > self.ADD_IN_TURN_MAX:
+            return xp.stack(ins).sum(axis=0)
         total = ins[0].copy()
         for x in ins[1:]:
             total += x

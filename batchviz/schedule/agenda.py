@@ -155,18 +155,27 @@ class AgendaBatching(Strategy):
             raise KeyError(f"{type(self).__name__}.priority() has no key for signature {missing}")
         agenda = _Agenda(rank)
         agenda.add(pending[unresolved[pending] == 0])
+        choice = self._choice(view, rank, unresolved)
         release = _Release(a, edge_user, edge_arg, unresolved, rank)
         batches = []
         while agenda:
-            r, batch = agenda.pop()
+            r = choice.pick(agenda)
+            batch = agenda.pop(r)
             batches.append(batch)
             ready = release(batch, r)
+            choice.ran(r, ready)
             if len(ready):
                 agenda.add(ready)
         sizes = np.fromiter(map(len, batches), dtype=np.int64, count=len(batches))
         order = np.concatenate(batches)
         order += a.start
         return FlatSchedule(order, sizes)
+
+    def _choice(self, view: PendingView, rank: np.ndarray, unresolved: np.ndarray):
+        """Which signature on the agenda runs next, for :meth:`schedule_batches` (``rank``:
+        per local id, its signature's rank; ``unresolved``: per local id, its pending
+        arguments before the first batch). The paper's rule: the best priority."""
+        return _BestPriority()
 
     def _ranks(self, view: PendingView, n_sigs: int) -> np.ndarray:
         """Per signature id: its place in the priority order (the heap of
@@ -176,6 +185,16 @@ class AgendaBatching(Strategy):
         order = sorted(priority, key=lambda s: (priority[s], s))
         ranks[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
         return ranks
+
+
+class _BestPriority:
+    """The agenda's choice: the signature of best priority (lowest rank) on the agenda."""
+
+    def pick(self, agenda: "_Agenda") -> int:
+        return agenda.heap[0]
+
+    def ran(self, r: int, ready: np.ndarray) -> None:
+        """Told after each batch: its rank, and the nodes it made ready."""
 
 
 class _Agenda:
@@ -213,11 +232,15 @@ class _Agenda:
         else:
             chunks.append(nodes)
 
-    def pop(self) -> tuple:
-        """Take off all agenda nodes of the best signature: ``(its rank, the next batch)``."""
-        r = heapq.heappop(self.heap)
+    def pop(self, r: int) -> np.ndarray:
+        """Take off all agenda nodes of the signature of rank ``r``: the next batch."""
+        if r == self.heap[0]:
+            heapq.heappop(self.heap)
+        else:  # (a strategy that does not always run the best priority)
+            self.heap.remove(r)
+            heapq.heapify(self.heap)
         chunks = self.ready.pop(r)
-        return r, chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+        return chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
 
 
 def _without_repeats(edge_user, edge_arg) -> tuple:

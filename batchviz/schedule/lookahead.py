@@ -31,60 +31,21 @@ Tree-LSTM minibatches and on the transition-parser graphs of the tutorials it ne
 back; on random graphs of mixed ops it falls back sometimes and still needs fewer batches
 than the agenda (``tests/test_lookahead.py`` measures this).
 
-Cost. The look-ahead is one backward pass over the pending graph that keeps, per node, a
-count for every signature (a ``nodes x signatures`` integer array), vectorized per depth
-level with NumPy; then the agenda loop as usual, with O(1) bookkeeping per node.
+Cost. The look-ahead is one sweep up the pending graph that keeps, per node, a count for
+every signature (a ``nodes x signatures`` integer array), vectorized per depth level with
+NumPy (:mod:`batchviz.schedule.chains`, the lower bound's count run over users instead of
+arguments); then the agenda loop. Like the agenda, the loop runs node by node on small
+graphs and a batch at a time with NumPy on large ones, with the same result.
 """
 from __future__ import annotations
 
-import itertools
+from functools import cached_property
 
 import numpy as np
 
-from .agenda import average_depths
-from .base import PendingView, Schedule, Strategy
-
-
-def pending_edges(view: PendingView):
-    """``(src, dst)``: one pair of positions in ``view.nodes`` per pending argument of a
-    pending node (``view.nodes[src[e]]`` is an argument of ``view.nodes[dst[e]]``)."""
-    nodes, args, start = view.nodes, view.args, view.start
-    n = len(nodes)
-    position = np.full(view.end - start, -1, dtype=np.int64)  # parameters stay -1
-    position[np.asarray(nodes, dtype=np.int64) - start] = np.arange(n)
-    arity = np.fromiter((len(args[i]) for i in nodes), dtype=np.int64, count=n)
-    flat = np.fromiter(itertools.chain.from_iterable(args[i] for i in nodes), dtype=np.int64,
-                       count=int(arity.sum()))
-    dst = np.repeat(np.arange(n), arity)
-    keep = flat >= start
-    src = position[flat[keep] - start]
-    dst = dst[keep]
-    pending = src >= 0
-    return src[pending], dst[pending]
-
-
-def _count_below(depth, src, dst, node_column, n_columns: int):
-    """``below[k, c]``: the most nodes of signature column ``c`` on one path that starts at
-    pending node ``k`` and follows its users (``k`` itself included). ``node_column[k]`` is
-    node ``k``'s column, or -1 if its signature is not counted in this turn."""
-    n = len(depth)
-    below = np.zeros((n, n_columns), dtype=np.int32)
-    # Users are deeper than their arguments, so walking depth levels from the deepest up
-    # visits every user before its arguments: one vectorized step per level.
-    node_order = np.argsort(-depth, kind="stable")
-    node_cuts = np.flatnonzero(np.diff(depth[node_order])) + 1
-    edge_order = np.argsort(-depth[dst], kind="stable")
-    src, dst = src[edge_order], dst[edge_order]
-    negative_edge_levels = -depth[dst]
-    for level_nodes in np.split(node_order, node_cuts):
-        counted = level_nodes[node_column[level_nodes] >= 0]
-        below[counted, node_column[counted]] += 1
-        level = -depth[level_nodes[0]]
-        lo = np.searchsorted(negative_edge_levels, level, side="left")
-        hi = np.searchsorted(negative_edge_levels, level, side="right")
-        if hi > lo:
-            np.maximum.at(below, src[lo:hi], below[dst[lo:hi]])
-    return below
+from .agenda import AgendaBatching, _Agenda
+from .base import PendingView, Schedule
+from .chains import signature_chains
 
 
 class SignatureLevels:
@@ -93,46 +54,30 @@ class SignatureLevels:
     ``nodes``: the pending node ids (creation order); ``chain[s]`` is ``L_s``, the most nodes
     of signature ``s`` on one dependency path; ``latest[node]`` is the last batch of its
     signature (1-based) that the node can join if its signature is to need only ``L_s``
-    batches; ``n_pending_args[k]``: how many arguments of ``nodes[k]`` are pending.
+    batches (``latest_levels``: the same, per local id ``node - view.start``);
+    ``n_pending_args[k]``: how many arguments of ``nodes[k]`` are pending.
     """
 
     #: the largest ``nodes x signatures`` count array held at once; more signatures go in turns
     MAX_CELLS = 16_000_000
 
     def __init__(self, view: PendingView):
-        nodes = view.nodes
-        self.nodes = nodes
-        n = len(nodes)
-        sig = view.signature
-        node_sigs = np.fromiter((sig[i] for i in nodes), dtype=np.int64, count=n)
-        sigs, col = np.unique(node_sigs, return_inverse=True)
-        depth = np.fromiter((view.depth[i] for i in nodes), dtype=np.int64, count=n)
-        src, dst = pending_edges(view)
-        self.n_pending_args = np.bincount(dst, minlength=n).tolist()
+        a = view.arrays()
+        self.nodes = view.nodes
+        self._local = local = a.nodes - a.start
+        self.n_pending_args = np.diff(a.edge_ptr)[local].tolist()
+        # below(v), the chain *starting* at v: count over users, deepest level first
+        user_start, users = view.user_arrays()
+        chains = signature_chains(local, a.sig, -a.depth, user_start, users, self.MAX_CELLS)
+        self.chain = chains.longest
+        longest = np.zeros(int(a.sig.max()) + 1 if len(a.sig) else 0, dtype=np.int64)
+        longest[list(self.chain)] = list(self.chain.values())
+        self.latest_levels = np.zeros(len(a.sig), dtype=np.int64)
+        self.latest_levels[local] = longest[a.sig[local]] - chains.own + 1
 
-        # Nodes on one path have strictly increasing depths, so a signature whose nodes all
-        # share one depth has no chain: L_s = 1 and every node's latest level is 1.
-        own = np.ones(n, dtype=np.int64)          # below(v) for v's own signature
-        longest = np.ones(len(sigs), dtype=np.int64)
-        if n:
-            lowest = np.full(len(sigs), np.iinfo(np.int64).max)
-            highest = np.full(len(sigs), -1)
-            np.minimum.at(lowest, col, depth)
-            np.maximum.at(highest, col, depth)
-            chained = np.flatnonzero(highest > lowest)
-            per_turn = max(1, self.MAX_CELLS // n)
-            for k in range(0, len(chained), per_turn):
-                turn = chained[k:k + per_turn]
-                column = np.full(len(sigs), -1, dtype=np.int64)
-                column[turn] = np.arange(len(turn))
-                node_column = column[col]
-                below = _count_below(depth, src, dst, node_column, len(turn))
-                mine = node_column >= 0
-                own[mine] = below[mine, node_column[mine]]
-                longest[turn] = below.max(axis=0)
-        self.chain = {int(s): int(c) for s, c in zip(sigs, longest)}
-        latest = longest[col] - own + 1
-        self.latest = dict(zip(nodes, latest.tolist()))
+    @cached_property
+    def latest(self) -> dict:
+        return dict(zip(self.nodes, self.latest_levels[self._local].tolist()))
 
     def lower_bound(self) -> int:
         """``sum_s L_s``: no schedule of these nodes has fewer batches."""
@@ -145,18 +90,19 @@ def batch_lower_bound(view: PendingView) -> int:
     return SignatureLevels(view).lower_bound()
 
 
-class LookaheadBatching(Strategy):
+class LookaheadBatching(AgendaBatching):
     """Agenda batching that runs a signature only when none of its due nodes is still
     waiting (see the module docstring); falls back to the paper's priority otherwise."""
 
     name = "lookahead"
     trusted = True
 
-    def schedule(self, view: PendingView) -> Schedule:
+    def schedule_nodes(self, view: PendingView) -> Schedule:
+        """The rule, one node at a time: the reference implementation."""
         sig = view.signature
         levels = SignatureLevels(view)
         latest = levels.latest
-        priority = {s: (d, not view.is_cheap(s), s) for s, d in average_depths(view).items()}
+        priority = self.priority(view)
         users = view.users()
 
         # Per signature: how many of its nodes still wait for arguments, by latest level,
@@ -210,3 +156,40 @@ class LookaheadBatching(Strategy):
                         else:
                             lst.append(u)
         return batches
+
+    def _choice(self, view: PendingView, rank: np.ndarray, unresolved: np.ndarray):
+        return _SafeFirst(SignatureLevels(view), view, rank, unresolved)
+
+
+class _SafeFirst:
+    """The lookahead's choice in :meth:`AgendaBatching.schedule_batches`: the best safe
+    signature on the agenda, else the best one. ``waiting[r, level]`` counts the nodes of
+    rank ``r`` with that latest level that still wait for arguments; ``runs[r]``: the
+    batches rank ``r`` has had."""
+
+    def __init__(self, levels: SignatureLevels, view: PendingView, rank: np.ndarray,
+                 unresolved: np.ndarray):
+        a = view.arrays()
+        local = a.nodes - a.start
+        waits = local[unresolved[local] > 0]
+        self.rank, self.latest = rank, levels.latest_levels
+        self.width = int(self.latest.max()) + 2   # levels 1..L, and the next one
+        n_ranks = int(rank.max()) + 1
+        keys = rank[waits] * self.width + self.latest[waits]
+        self.waiting = np.bincount(keys, minlength=n_ranks * self.width).reshape(n_ranks, self.width)
+        self.runs = [0] * n_ranks
+
+    def safe(self, r: int) -> bool:
+        """No node of rank ``r`` due by its next batch (level ``runs[r] + 1``) still waits."""
+        return not self.waiting[r, :self.runs[r] + 2].any()
+
+    def pick(self, agenda: _Agenda) -> int:
+        for r in sorted(agenda.heap):
+            if self.safe(r):
+                return r
+        return agenda.heap[0]
+
+    def ran(self, r: int, ready: np.ndarray) -> None:
+        self.runs[r] += 1
+        if len(ready):
+            np.subtract.at(self.waiting.reshape(-1), self.rank[ready] * self.width + self.latest[ready], 1)

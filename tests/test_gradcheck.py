@@ -109,3 +109,65 @@ def test_lookup_gradient(strategy, float64):
 def test_every_op_has_a_gradient_check():
     missing = set(REGISTRY) - set(CASES) - NO_GRADIENT
     assert not missing, f"ops without a gradient check in tests/op_cases.py: {sorted(missing)}"
+
+
+class SumOfSquares(bv.ops.elementwise.Elementwise):
+    """A ``one_gather`` op that keeps :class:`~batchviz.ops.Op`'s default
+    ``forward_together`` and ``backward_together``: its per-position kernels run on the
+    views of the one gathered block."""
+
+    name, arity, one_gather = "sum_of_squares", None, True
+
+    def forward(self, xp, ins, attrs, n):
+        return sum(x * x for x in ins)
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [2.0 * x * g for x in ins]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_one_gather_op_with_the_default_kernels(strategy, float64):
+    """Values and gradients of an op read with one gather, through the default kernels."""
+    op = SumOfSquares()
+    rng = np.random.default_rng(7)
+    model = bv.Model(seed=0)
+    params = [model.add_parameters((3,), init="normal") for _ in range(3)]
+    for p in params:
+        p.set_value(rng.normal(size=3))
+    weights = rng.normal(size=(N_INSTANCES, 3))
+    uses = [[0, 1], [2, 0], [1, 1], [0, 2]]   # one node read twice in instance 2
+
+    def loss_value(strat):
+        with bv.Graph(strategy=strat) as g:
+            xs = [bv.tanh(p) for p in params]
+            terms = []
+            for w, use in zip(weights, uses):
+                y = g.add(op, tuple(xs[j].node for j in use), None)
+                terms.append(bv.dot_product(y, bv.input(w)))
+            loss = bv.esum(terms)
+            value = loss.value()
+            if strat == strategy:
+                assert any(r.together and len(r.nodes) > 1 for r in g.memory.records
+                           if r.op is op) or strat == "none"
+            loss.backward()
+        return value
+
+    t = [np.tanh(p.value()) for p in params]
+    assert loss_value(strategy) == pytest.approx(
+        sum(w @ sum(t[j] ** 2 for j in use) for w, use in zip(weights, uses)), rel=1e-12)
+    for p in params:
+        p.grad_array()[...] = 0.0
+    loss_value(strategy)
+    analytic = [p.grad.copy() for p in params]
+    for p, grad in zip(params, analytic):
+        base = p.value()
+        for idx in range(3):
+            plus, minus = base.copy(), base.copy()
+            plus[idx] += EPS
+            minus[idx] -= EPS
+            p.set_value(plus)
+            f_plus = loss_value("none")
+            p.set_value(minus)
+            f_minus = loss_value("none")
+            p.set_value(base)
+            assert grad[idx] == pytest.approx((f_plus - f_minus) / (2 * EPS), rel=1e-5, abs=1e-8)

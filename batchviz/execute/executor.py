@@ -176,7 +176,10 @@ def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats
     if op.writes_output:  # the kernel writes straight into the batch's segment
         op.forward(xp, ins, rec.attrs, n, out=out.reshape(shape))
     else:
-        result = op.forward(xp, ins, rec.attrs, n)
+        if rec.together:
+            result = op.forward_together(xp, ins[0], rec.attrs, n)
+        else:
+            result = op.forward(xp, ins, rec.attrs, n)
         out.reshape(result.shape)[...] = result  # one copy, whatever the result's memory order
     rec.arena, rec.start, rec.stop = arena_index, start, start + total
     rec.ins, rec.sources, rec.needs = ins, sources, needs
@@ -220,14 +223,13 @@ def _read_positions(graph, mem, info, args: tuple, out_sizes, stats) -> tuple:
 
 def _read_together(graph, mem, args: tuple, size: int, stats) -> tuple:
     """``(ins, sources, needs)`` of a batch of a ``one_gather`` op whose values are all
-    ``size`` long: all arguments of all nodes in one gather, node after node (one source);
-    ``ins[j]``, position ``j`` of every node, is an ``(n, size)`` view into that block."""
+    ``size`` long: all arguments of all nodes in one gather, node after node, one input
+    (the block, shaped ``(n, k, size)``), one source."""
     n, k = len(args), len(args[0])
     nodes = tuple(chain.from_iterable(args))
     block, source = mem.gather(graph, nodes, size, stats)
     source, need = _with_origin(mem, nodes, source)
-    cube = block.reshape(n, k, size)
-    return [cube[:, j] for j in range(k)], [source], [need] * k
+    return [block.reshape(n, k, size)], [source], [need]
 
 
 def _with_origin(mem, nodes, source) -> tuple:
@@ -274,10 +276,11 @@ def run_backward(graph, loss: int) -> None:
         g = grads[rec.arena][rec.start:rec.stop]
         if not rec.op.elementwise:
             g = g.reshape(rec.out.shape)
-        arg_grads = rec.op.backward(xp, rec.ins, rec.out, g, rec.attrs, len(rec.nodes), rec.needs)
-        stats.batches += 1
         if rec.together:  # one gather read every position: one gradient, node after node
-            arg_grads = [xp.stack([a.reshape(len(rec.nodes), -1) for a in arg_grads], axis=1)]
+            arg_grads = [rec.op.backward_together(xp, rec.ins[0], rec.out, g, rec.attrs, len(rec.nodes))]
+        else:
+            arg_grads = rec.op.backward(xp, rec.ins, rec.out, g, rec.attrs, len(rec.nodes), rec.needs)
+        stats.batches += 1
         for source, need, grad in zip(rec.sources, rec.needs, arg_grads):
             if not need or grad is None:
                 continue

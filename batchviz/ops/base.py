@@ -48,9 +48,9 @@ class Op:
     #: a batch reads all its arguments with *one* gather, node after node, instead of one
     #: gather per argument position (element-wise ops only, when the batch's values are all
     #: one size). For variadic sums: a sentence's or a tree's loss adds dozens of losses,
-    #: and one read of them all beats dozens of small ones, forward and backward. The
-    #: kernel still gets one array per position: an ``(n, size)`` view into the gathered
-    #: block, and returns a gradient for every position
+    #: and one read of them all beats dozens of small ones, forward and backward. Such a
+    #: batch runs :meth:`forward_together` and :meth:`backward_together` on the gathered
+    #: block, shaped ``(n, k, size)``
     one_gather: bool = False
 
     # -- construction -------------------------------------------------------------------
@@ -111,6 +111,22 @@ class Op:
         """Gradients with respect to each argument position (``None`` where ``needs`` is
         false). A shared argument's gradient is summed over the batch."""
         raise NotImplementedError
+
+    def forward_together(self, xp, block, attrs: list, n: int):
+        """:meth:`forward` of a ``one_gather`` batch whose ``k`` arguments per node were read
+        with one gather: ``block[:, j]`` is position ``j`` of every node. By default the
+        kernel runs on those ``k`` views; an op that can treat the block whole (a sum over
+        axis 1) overrides this and saves a call per argument."""
+        return self.forward(xp, [block[:, j] for j in range(block.shape[1])], attrs, n)
+
+    def backward_together(self, xp, block, out, gout, attrs: list, n: int):
+        """:meth:`backward` of such a batch: the gradient of the whole block, one array that
+        is ``block``'s shape or broadcasts to it. (``out`` and ``gout`` come flat, as for any
+        element-wise batch; the default kernel sees them ``(n, size)``, like the views.)"""
+        k = block.shape[1]
+        grads = self.backward(xp, [block[:, j] for j in range(k)], out.reshape(n, -1),
+                              gout.reshape(n, -1), attrs, n, [True] * k)
+        return xp.stack([grad.reshape(n, -1) for grad in grads], axis=1)
 
     # -- presentation -------------------------------------------------------------------
     def describe_signature(self, key: tuple, graph=None) -> str:

@@ -146,7 +146,8 @@ class CDiv(Elementwise):
 
 class ESum(Elementwise):
     """Sum of k same-shaped expressions. Batches only with other k-ary sums, since the
-    kernel adds k arrays. A batch reads its k arguments with one gather (``one_gather``)."""
+    kernel adds k arrays. A batch reads its k arguments with one gather (``one_gather``) and
+    sums that block over its axis of arguments."""
 
     name = "esum"
     arity = None
@@ -171,6 +172,12 @@ class ESum(Elementwise):
     def backward(self, xp, ins, out, g, attrs, n, needs):
         return [g] * len(ins)
 
+    def forward_together(self, xp, block, attrs, n):
+        return block.sum(axis=1)
+
+    def backward_together(self, xp, block, out, g, attrs, n):
+        return xp.broadcast_to(g.reshape(n, 1, -1), block.shape)
+
     def describe_signature(self, key, graph=None):
         return f"esum-{key[1]}args"
 
@@ -186,6 +193,12 @@ class Average(ESum):
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         return [g * (1.0 / len(ins))] * len(ins)
+
+    def forward_together(self, xp, block, attrs, n):
+        return block.sum(axis=1) * (1.0 / block.shape[1])
+
+    def backward_together(self, xp, block, out, g, attrs, n):
+        return xp.broadcast_to((g * (1.0 / block.shape[1])).reshape(n, 1, -1), block.shape)
 
     def describe_signature(self, key, graph=None):
         return f"average-{key[1]}args"

@@ -244,3 +244,58 @@ def test_nodes_keep_their_blocks_and_readers_see_their_value(float64):
 
     with pytest.raises(TypeError, match="only an element-wise op may read all its arguments"):
         SignatureTable([]).intern(("gathers_once",), GathersOnce(), (), (3,), None)
+
+
+
+class _RowsThenReaders(bv.Strategy):
+    """Rows 0-1, a batch in between, rows 2-4, the readers of the rows in one batch, then
+    everything else by depth: the readers' argument is whole batches, not back to back."""
+
+    def __init__(self, rows, between, readers):
+        self.first = [[rows[0], rows[1]], [between], rows[2:], readers]
+
+    def schedule(self, view):
+        from batchviz.schedule import DepthBatching
+
+        done = {n for batch in self.first for n in batch}
+        rest = [[n for n in batch if n not in done] for batch in DepthBatching().schedule(view)]
+        return self.first + [batch for batch in rest if batch]
+
+
+def _whole_batches_case(strategy, size, reads):
+    """``tanh`` of the rows ``reads`` in one batch (``strategy`` "given": as
+    :class:`_RowsThenReaders` schedules it): value, gradients, and how each batch of the
+    readers read its argument."""
+    model = bv.Model(seed=2)
+    P = [model.add_parameters(size, init="normal") for _ in range(5)]
+    with bv.Graph(strategy=strategy if strategy != "given" else "none") as g:
+        rows = [p * 1.0 for p in P]
+        between = bv.tanh(P[0])
+        readers = [bv.tanh(rows[j]) for j in reads]
+        loss = bv.sum_elems(bv.esum([r * float(k + 1) for k, r in enumerate(readers)]))
+        if strategy == "given":
+            g.strategy = _RowsThenReaders([r.node for r in rows], between.node,
+                                          [r.node for r in readers])
+        value = loss.value()
+        reader_nodes = {r.node for r in readers}
+        kinds = [rec.sources[0][0] for rec in g.memory.records if rec.nodes[0] in reader_nodes]
+        loss.backward()
+    return value, [p.grad.copy() for p in P], kinds
+
+
+@pytest.mark.parametrize("size", [3, 20])
+@pytest.mark.parametrize("reads", [[0, 1, 2, 3, 4], [0, 1, 0, 1]],
+                         ids=["two-batches", "one-batch-twice"])
+def test_an_argument_made_of_whole_batches_is_one_copy(size, reads, float64):
+    """An argument position that is several whole earlier batches, each in its own order,
+    is copied by concatenating their segments (``Memory._whole_batches``): one copy, with
+    the values and gradients of node-by-node execution, also when one batch is read twice
+    (its gradient then adds up at the same rows)."""
+    from batchviz.execute.memory import COPY
+
+    want, want_grads, _ = _whole_batches_case("none", size, reads)
+    got, grads, kinds = _whole_batches_case("given", size, reads)
+    assert kinds == [COPY]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    for g, w in zip(grads, want_grads):
+        np.testing.assert_allclose(g, w, rtol=1e-12)

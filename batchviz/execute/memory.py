@@ -249,6 +249,44 @@ class Memory:
         arena = self.arenas[record.arena][1]
         return arena[start:start + length], (VIEW, record.arena, start, length)
 
+    def _whole_batches(self, nodes: tuple, size: int, block: int):
+        """The COPY of ``nodes`` when they are several whole earlier batches one after the
+        other, each in its own order (a batch that waited for the outputs of many: the
+        agenda's output layer or loss over every time step). Each batch is one slice of its
+        segment, so the copy is one concatenation of slices and its index is built per
+        batch, without looking at the nodes one by one. None where :func:`gather_kind`
+        would not say COPY (the batches lie back to back, or are one node each and maybe
+        evenly spaced, or are in several arenas) or the nodes are not such batches."""
+        records, batch_of = self.records, self.batch_of
+        pieces, batches, at, n = [], set(), 0, len(nodes)
+        while at < n:
+            owner = batch_of[nodes[at]]
+            if owner < 0:
+                return None
+            record = records[owner]
+            m = len(record.nodes)
+            if nodes[at:at + m] != record.nodes:
+                return None
+            length = record.block_stride or record.stop - record.start
+            if m * size != length or (pieces and record.arena != pieces[0][0]):
+                return None
+            pieces.append((record.arena, record.start + block * length, length))
+            batches.add(owner)
+            at += m
+        back_to_back = all(b[1] == a[1] + a[2] for a, b in zip(pieces, pieces[1:]))
+        if len(pieces) == n or back_to_back:
+            return None  # single nodes (perhaps evenly spaced), or a view
+        k = pieces[0][0]
+        arena = self.arenas[k][1]
+        xp = state.xp
+        block_values = xp.concatenate([arena[start:start + length] for _, start, length in pieces])
+        width = size if size >= ROWS_MIN_WIDTH and xp is np else 1
+        index = np.concatenate([np.arange(start, start + length, width, dtype=np.int64)
+                                for _, start, length in pieces])
+        if width == 1:
+            index = to_device_index(index)
+        return block_values, (COPY, k, index, width, len(batches) == len(pieces))
+
     def gather(self, graph, nodes: list, sizes, stats, batch_axis: bool = False, block: int = 0):
         """The flat concatenation of ``nodes``' values (with ``block``: of that block of what
         each node keeps, see ``Op.storage_blocks``), and how it was obtained.
@@ -264,6 +302,12 @@ class Memory:
                 found = self._whole_batch(record, sizes, block)
                 if found is not None:
                     stats.copies_avoided += 1
+                    return found
+            elif isinstance(sizes, int) and len(record.nodes) < len(nodes):
+                found = self._whole_batches(nodes, sizes, block)
+                if found is not None:
+                    stats.copies += 1
+                    stats.bytes_copied += found[0].nbytes
                     return found
         locs = list(map(self.address.__getitem__, nodes))
         if block:  # block ``block`` of each node: its batch's values' size times ``block`` on

@@ -243,17 +243,6 @@ def check_agenda(view):
         assert strategy.schedule(view) == expected
 
 
-@SETTINGS
-@given(params=graph_params)
-def test_agenda_a_batch_at_a_time_equals_the_node_loop(params):
-    check_agenda(PendingView(mixed_graph(*params)))
-
-
-@pytest.mark.parametrize("name", sorted(TUTORIAL_GRAPHS))
-def test_agenda_a_batch_at_a_time_on_tutorial_graphs(name):
-    check_agenda(PendingView(tutorial_graph(name)))
-
-
 # --- the lookahead ------------------------------------------------------------------------
 
 def check_lookahead(view):
@@ -264,15 +253,20 @@ def check_lookahead(view):
     assert LookaheadBatching().schedule(view) == expected
 
 
+CHECKS = {"agenda": check_agenda, "lookahead": check_lookahead}
+
+
 @SETTINGS
 @given(params=graph_params)
-def test_lookahead_a_batch_at_a_time_equals_the_node_loop(params):
-    check_lookahead(PendingView(mixed_graph(*params)))
+@pytest.mark.parametrize("strategy", sorted(CHECKS))
+def test_a_batch_at_a_time_equals_the_node_loop(strategy, params):
+    CHECKS[strategy](PendingView(mixed_graph(*params)))
 
 
 @pytest.mark.parametrize("name", sorted(TUTORIAL_GRAPHS))
-def test_lookahead_a_batch_at_a_time_on_tutorial_graphs(name):
-    check_lookahead(PendingView(tutorial_graph(name)))
+@pytest.mark.parametrize("strategy", sorted(CHECKS))
+def test_a_batch_at_a_time_on_tutorial_graphs(strategy, name):
+    CHECKS[strategy](PendingView(tutorial_graph(name)))
 
 
 def test_large_batches_are_scheduled_a_batch_at_a_time():

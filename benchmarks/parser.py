@@ -94,10 +94,12 @@ class Parser:
                 for position in feature_positions(config, self.k, self.kb):
                     pieces.extend(empty if position == EMPTY else vectors[position])
                 scored.append(self.mlp(pieces))
-            run(scored[0])
+            # the first read runs one forward for every parser's scores; all values are
+            # read before any loss node is added, so this step's losses join the next
+            # step's forward (a read after adding nodes would run those few on their own)
+            step_values = [run(scores) for scores in scored]
             still = []
-            for (vectors, sentence, config), scores in zip(parsers, scored):
-                values = run(scores)
+            for (vectors, sentence, config), scores, values in zip(parsers, scored, step_values):
                 move = oracle(config, sentence.heads)
                 rel = None if move == SHIFT else sentence.rels[config.stack[-1] - 1]
                 gold = self.transition_class(move, rel)

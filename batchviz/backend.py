@@ -134,7 +134,10 @@ def _add_rows(target, rows, values) -> None:
     ``add.at`` handles repeats element by element and is about twice as slow here."""
     order = np.argsort(rows, kind="stable")
     sorted_rows = rows[order]
-    starts = np.flatnonzero(np.r_[True, sorted_rows[1:] != sorted_rows[:-1]])
+    first = np.empty(len(sorted_rows), dtype=bool)  # first of its row (not np.r_: 10 µs a call)
+    first[0] = True
+    np.not_equal(sorted_rows[1:], sorted_rows[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
     target[sorted_rows[starts]] += np.add.reduceat(values[order], starts, axis=0)
 
 

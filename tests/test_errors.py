@@ -147,3 +147,28 @@ def test_bad_pick_range_and_concatenate():
             bv.concatenate([bv.zeros((2, 3)), bv.zeros((2, 4))])
         with pytest.raises(IndexError, match="pickneglogsoftmax: class 7"):
             bv.pickneglogsoftmax(x, 7)
+
+
+def test_picks_and_numbers_are_checked_after_their_kind_is_memoized():
+    """``pick``, ``scale`` and ``shift`` of an expression remember their shape and signature
+    per graph (``Op.memo_key``); a bad index or number must still fail, at the user's line,
+    after good ones of the same shape were built, on expressions and on parameters."""
+    model = bv.Model()
+    W = model.add_parameters((4,), name="w")
+    with bv.Graph():
+        x = bv.zeros(4)
+        x[3], x[-4], x * 2.0, x + 1, W[2]
+        with pytest.raises(IndexError, match=r"pick: index 4 is out of range for shape \(4,\)") as e:
+            x[4]
+        assert raised_at_this_file(e)
+        with pytest.raises(IndexError, match="index -5"):
+            x[-5]
+        with pytest.raises(IndexError, match="index 4"):
+            W[4]
+        with pytest.raises(TypeError, match="pick: index must be an int, got float"):
+            x[1.0]
+        with pytest.raises(TypeError, match="shift: the factor must be a finite number, got nan"):
+            x + float("nan")
+        with pytest.raises(TypeError, match=r"scale: the factor must be a finite number, got .*inf"):
+            x * np.float64("inf")
+        assert x[np.int64(2)].value() == 0.0 and (x * np.float32(3) + 2).value().tolist() == [2.0] * 4

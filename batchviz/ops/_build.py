@@ -15,6 +15,18 @@ def build(op, args, attrs=None):
     return graph.add(op, ids, attrs)
 
 
+def build_memoized(op, x, attrs):
+    """:func:`build` of a one-argument op that defines ``Op.memo_key``, its ``attrs``
+    already checked by the constructor. For an expression of a live graph (the common
+    case) that is a memo lookup and a push (:meth:`Graph.add_memoized`), not the general
+    coercion, shape inference and signature: a parser adds thousands of picks and shifts
+    per minibatch, one per decision."""
+    if type(x) is Expression and not x.graph.finished:
+        g, node = x.graph, x.node
+        return g.add_memoized(op, (node,), attrs, g.depths[node] + 1)
+    return build(op, (x,), attrs)
+
+
 def _named(construct, op, doc: str, args: str):
     construct.__name__ = construct.__qualname__ = op.name
     construct.__doc__ = f"``{op.name}({args})``: {doc}"

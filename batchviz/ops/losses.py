@@ -12,8 +12,7 @@ import numpy as np
 
 from .. import backend
 from .base import Op, register
-from ..expression import Expression
-from ._build import build
+from ._build import build, build_memoized
 
 
 def _vector_only(op, shapes):
@@ -121,10 +120,7 @@ def pickneglogsoftmax(x, index):
     shape = getattr(x, "shape", None)  # (non-vectors and non-expressions: build says why)
     if shape is not None and len(shape) == 1 and not 0 <= index < shape[0]:
         raise IndexError(f"pickneglogsoftmax: class {index} is out of range for {shape[0]} scores")
-    if type(x) is Expression and not x.graph.finished:  # the common case: one loss per word
-        g, node = x.graph, x.node
-        return g.add_memoized(_PNLS, (node,), index, g.depths[node] + 1)
-    return build(_PNLS, (x,), index)
+    return build_memoized(_PNLS, x, index)  # one loss per word: usually a memo lookup
 
 
 __all__ = ["softmax", "log_softmax", "pickneglogsoftmax"]

@@ -5,13 +5,14 @@ The number is an attribute of each node, not part of the signature, so ``x * 0.5
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
 from .. import backend
 from .base import Op, register
-from ._build import build
+from ._build import build_memoized
 
 
 def _column(attrs, ndim):
@@ -26,6 +27,9 @@ class Scale(Op):
     def infer_shape(self, shapes, attrs):
         return shapes[0]
 
+    def memo_key(self, graph, args, attrs):
+        return (self, graph.shapes[args[0]])  # the number is checked by the constructor
+
     def forward(self, xp, ins, attrs, n):
         return ins[0] * _column(attrs, ins[0].ndim)
 
@@ -39,6 +43,9 @@ class Shift(Op):
     def infer_shape(self, shapes, attrs):
         return shapes[0]
 
+    def memo_key(self, graph, args, attrs):
+        return (self, graph.shapes[args[0]])  # the number is checked by the constructor
+
     def forward(self, xp, ins, attrs, n):
         return ins[0] + _column(attrs, ins[0].ndim)
 
@@ -51,19 +58,22 @@ _SHIFT = register(Shift())
 
 
 def _number(c, what):
-    if not isinstance(c, numbers.Real) or not np.isfinite(c):
-        raise TypeError(f"{what}: the factor must be a finite number, got {c!r}")
-    return float(c)
+    if type(c) is float:  # the common case, checked without NumPy's per-call cost
+        if math.isfinite(c):
+            return c
+    elif isinstance(c, numbers.Real) and np.isfinite(c):
+        return float(c)
+    raise TypeError(f"{what}: the factor must be a finite number, got {c!r}")
 
 
 def scale(x, c):
     """``x * c`` for a Python number ``c``."""
-    return build(_SCALE, (x,), _number(c, "scale"))
+    return build_memoized(_SCALE, x, _number(c, "scale"))
 
 
 def shift(x, c):
     """``x + c`` for a Python number ``c``."""
-    return build(_SHIFT, (x,), _number(c, "shift"))
+    return build_memoized(_SHIFT, x, _number(c, "shift"))
 
 
 __all__ = ["scale", "shift"]

@@ -14,7 +14,7 @@ import numpy as np
 from .. import backend
 from ..signature import shape_text
 from .base import Op, register
-from ._build import build
+from ._build import build, build_memoized
 
 
 class Concatenate(Op):
@@ -65,6 +65,10 @@ class Pick(Op):
         if not -s[0] <= attrs < s[0]:
             raise IndexError(f"pick: index {attrs} is out of range for shape {s}")
         return s[1:]
+
+    def memo_key(self, graph, args, attrs):
+        # the index is in the key: whether it is in range depends on the shape and on it
+        return (self, graph.shapes[args[0]], attrs)
 
     def forward(self, xp, ins, attrs, n):
         rows = backend.to_device_index(np.asarray(attrs, dtype=np.int64))
@@ -158,9 +162,11 @@ def concatenate(xs):
 
 def pick(x, index):
     """Element ``index`` of a vector (or row ``index`` of a matrix)."""
-    if not isinstance(index, numbers.Integral):
-        raise TypeError(f"pick: index must be an int, got {type(index).__name__}")
-    return build(_PICK, (x,), int(index))
+    if type(index) is not int:
+        if not isinstance(index, numbers.Integral):
+            raise TypeError(f"pick: index must be an int, got {type(index).__name__}")
+        index = int(index)
+    return build_memoized(_PICK, x, index)
 
 
 def pick_range(x, start, stop):

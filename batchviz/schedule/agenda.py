@@ -286,7 +286,7 @@ class _Release:
         self.fanout = _same_or_minus_one(rank[pending], self.n_users[pending], n_ranks)
         # a user with two arguments of one signature: one (user, rank) pair twice
         pairs = edge_user * n_ranks + rank[edge_arg]
-        pairs.sort()
+        pairs.sort(kind="stable")  # sorted by user already: timsort finds the runs
         repeats = np.zeros(n_ranks, dtype=bool)
         repeats[pairs[1:][pairs[1:] == pairs[:-1]] % n_ranks] = True
         self.repeats = repeats.tolist()

@@ -296,9 +296,8 @@ def int64_array(ints, count: int) -> np.ndarray:
     """``count`` Python ints (a list or any iterable) as a read-only int64 array.
 
     ``struct.pack`` converts them in one C loop over its argument tuple, two to three times
-    faster than ``np.fromiter``, which pulls them through the iterator protocol one at a time:
-    on a Tree-LSTM minibatch's 25k arguments, 0.6 ms instead of 1.2 ms, a sixth of what the
-    agenda takes to schedule it."""
+    faster than ``np.fromiter``, which pulls them through the iterator protocol one at a time
+    (a Tree-LSTM minibatch's 25k argument entries, measured alone: 0.6 ms instead of 1.2)."""
     return np.frombuffer(struct.pack(f"{count}q", *ints), dtype=np.int64)
 
 

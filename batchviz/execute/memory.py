@@ -17,6 +17,8 @@ kernel ``arena[index]`` copies them into a contiguous block (the paper's App. B
 """
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import numpy as np
 
 from ..backend import state, to_device_index
@@ -161,6 +163,7 @@ class Memory:
         self.address: list[int] = []     # per node; -1 for parameters (they live in the model)
         self.batch_of: list[int] = []    # per node: index of its BatchRecord; -1 for parameters
         self.arenas: list[tuple[int, object]] = []  # (base address, flat array)
+        self.bases: list[int] = []       # the arenas' base addresses, ascending (for bisect)
         self.next_address = 0
         self.pending_size = 0            # the size of the next run's arena (set by its layout)
         self.records: list = []          # BatchRecords, in execution order
@@ -175,6 +178,7 @@ class Memory:
         base = self.next_address
         arena = POOL.take(size)
         self.arenas.append((base, arena))
+        self.bases.append(base)
         self.next_address = base + size
         return len(self.arenas) - 1, base, arena
 
@@ -183,20 +187,14 @@ class Memory:
         for _, arena in self.arenas:
             POOL.give(arena)
         self.arenas = []
+        self.bases = []
         self.records = []
 
     def arena_of(self, address: int) -> int:
-        arenas = self.arenas
-        if len(arenas) == 1 or address >= arenas[-1][0]:
-            return len(arenas) - 1
-        lo, hi = 0, len(arenas) - 1
-        while lo < hi:  # last arena whose base <= address
-            mid = (lo + hi + 1) // 2
-            if arenas[mid][0] <= address:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
+        """The arena holding ``address``: the last one whose base is at or below it. (A
+        binary search in C: a parser's graph has an arena per forward run, about a hundred,
+        and its steps read the first run's BiLSTM vectors.)"""
+        return bisect_right(self.bases, address) - 1
 
     def block_address(self, node: int, block: int) -> int:
         """Where block ``block`` of what ``node`` keeps begins (block 0: its value). A batch

@@ -299,3 +299,43 @@ def test_an_argument_made_of_whole_batches_is_one_copy(size, reads, float64):
     np.testing.assert_allclose(got, want, rtol=1e-12)
     for g, w in zip(grads, want_grads):
         np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def _several_runs_case(strategy: str, size: int, reads: list, runs: bool):
+    """Values made in three forward runs (three arenas), then one batch reading them in the
+    order ``reads`` (repeats allowed): ``runs=False`` builds the same graph in one run."""
+    model = bv.Model(seed=0)
+    P = [model.add_parameters(size, init="normal") for _ in range(6)]
+    with bv.Graph(strategy=strategy) as g:
+        made = []
+        for run in range(3):
+            made += [bv.tanh(P[2 * run]), bv.tanh(P[2 * run + 1]) * 2.0]
+            if runs:
+                made[-1].value()
+        readers = bv.esum([made[j] * float(k + 1) for k, j in enumerate(reads)])
+        loss = bv.sum_elems(readers)
+        value = loss.value()
+        sources = [src for rec in g.memory.records for src in rec.sources]
+        loss.backward()
+    return value, [p.grad.copy() for p in P], sources
+
+
+@pytest.mark.parametrize("size", [1, 5])
+@pytest.mark.parametrize("reads", [[5, 0, 3, 1, 4, 2], [4, 0, 4, 2, 0]],
+                         ids=["each-once", "repeated"])
+@pytest.mark.parametrize("strategy", ["depth", "agenda"])
+def test_arguments_from_several_runs_are_gathered_arena_by_arena(strategy, size, reads, float64):
+    """A graph run forward several times (``value()`` between additions, as a parser does)
+    keeps each run's values in an arena of its own; a later batch that reads values of
+    every run gathers them with one copy per arena (``Memory._across_arenas``), forward,
+    and adds the gradients back per arena, with the values and gradients of the same graph
+    run at once, also when a node is read twice."""
+    from batchviz.execute.memory import STACK
+
+    want, want_grads, _ = _several_runs_case(strategy, size, reads, runs=False)
+    got, grads, sources = _several_runs_case(strategy, size, reads, runs=True)
+    across = [src[4] for src in sources if src[0] == STACK and src[4] is not None]
+    assert across and all(len(groups) == 3 for groups in across)  # the scale batches
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    for g, w in zip(grads, want_grads):
+        np.testing.assert_allclose(g, w, rtol=1e-12)

@@ -367,8 +367,19 @@ def _accumulate(graph, mem, grads, reached, source, grad, stats) -> None:
             scatter_add(target, index, flat)
         stats.copies += 1
         return
-    # STACK: node by node (parameters, or arguments from several runs)
-    _, nodes, sizes, block = source[:4]
+    _, nodes, sizes, block, groups = source[:5]
+    if groups is not None:  # nodes of several runs, read arena by arena: added back the same way
+        rows = flat.reshape(len(nodes), -1)
+        unique = len(set(nodes)) == len(nodes)
+        for k, at, index in groups:
+            values = rows[at].reshape(-1)
+            if unique:
+                grads[k][index] += values
+            else:
+                scatter_add(grads[k], index, values)
+        stats.copies += 1
+        return
+    # STACK: node by node (parameters among the arguments)
     offset = 0
     for j, node in enumerate(nodes):
         size = sizes if isinstance(sizes, int) else sizes[j]

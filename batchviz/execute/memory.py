@@ -286,6 +286,28 @@ class Memory:
             index = to_device_index(index)
         return block_values, (COPY, k, index, width, len(batches) == len(pieces))
 
+    def _across_arenas(self, locs: list, size: int) -> tuple:
+        """The values at ``locs``, ``size`` long each, that lie in several arenas - a graph
+        run forward more than once, like a parser's, whose loss adds values of every run -
+        copied with one gather per arena instead of one slice per node. Returns the flat
+        block and, per arena, ``(arena, positions of its nodes in the block, element
+        index into the arena)`` for the backward scatter."""
+        xp = state.xp
+        locs = np.asarray(locs, dtype=np.int64)
+        which = np.searchsorted(np.asarray(self.bases, dtype=np.int64), locs, side="right") - 1
+        by_arena = np.argsort(which, kind="stable")
+        cuts = np.flatnonzero(which[by_arena][1:] != which[by_arena][:-1]) + 1
+        out = xp.empty((len(locs), size), dtype=self.arenas[0][1].dtype)
+        groups = []
+        for at in np.split(by_arena, cuts):
+            k = int(which[at[0]])
+            base, arena = self.arenas[k]
+            index = to_device_index(((locs[at] - base)[:, None] + np.arange(size)).reshape(-1))
+            at = to_device_index(at)
+            out[at] = arena[index].reshape(-1, size)
+            groups.append((k, at, index))
+        return out.reshape(-1), groups
+
     def gather(self, graph, nodes: list, sizes, stats, batch_axis: bool = False, block: int = 0):
         """The flat concatenation of ``nodes``' values (with ``block``: of that block of what
         each node keeps, see ``Op.storage_blocks``), and how it was obtained.
@@ -319,10 +341,14 @@ class Memory:
                 locs = [a + block * records[b].block_stride for a, b in zip(locs, owners)]
         kind = gather_kind(locs, sizes, self.arena_of, batch_axis)
         if kind == STACK:
-            stacked = state.xp.concatenate([self.flat_value(graph, a, block) for a in nodes])
+            if isinstance(sizes, int) and min(locs) >= 0:  # no parameter: several arenas
+                stacked, groups = self._across_arenas(locs, sizes)
+            else:
+                stacked = state.xp.concatenate([self.flat_value(graph, a, block) for a in nodes])
+                groups = None
             stats.copies += 1
             stats.bytes_copied += stacked.nbytes
-            return stacked, (STACK, nodes, sizes, block)
+            return stacked, (STACK, nodes, sizes, block, groups)
         k = self.arena_of(locs[0])
         base, arena = self.arenas[k]
         first = locs[0]

@@ -134,13 +134,15 @@ def gather_kind(locs: list, sizes, arena_of, batch_axis: bool = False) -> str:
     first = locs[0]
     if isinstance(sizes, int) and first >= 0:  # the common cases, views, checked first (in C)
         n = len(locs)
-        if locs == list(range(first, first + n * sizes, sizes)):
-            if arena_of(first) == arena_of(locs[-1]):
+        last = first + (n - 1) * sizes  # (the ends are compared before building a range)
+        if locs[-1] == last and locs == list(range(first, last + 1, sizes)):
+            if arena_of(first) == arena_of(last):
                 return VIEW
         elif (batch_axis or sizes == 1) and n > 1:
             step = locs[1] - first
-            if (step > sizes and locs == list(range(first, first + n * step, step))
-                    and arena_of(first) == arena_of(locs[-1])):
+            last = first + (n - 1) * step
+            if (step > sizes and locs[-1] == last and locs == list(range(first, last + 1, step))
+                    and arena_of(first) == arena_of(last)):
                 return STRIDED
     lo = min(locs)
     if lo < 0 or arena_of(lo) != arena_of(max(locs)):

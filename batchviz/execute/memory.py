@@ -102,6 +102,12 @@ def rows_view(flat, width: int):
     return np.ndarray((flat.size - width + 1, width), flat.dtype, flat, 0, (stride, stride))
 
 
+def element_index(starts: np.ndarray, size: int) -> np.ndarray:
+    """The index of every element of nodes ``size`` long that begin at ``starts``, node
+    after node: what a gather kernel reads when it follows one index per element."""
+    return (starts[:, None] + np.arange(size, dtype=np.int64)).reshape(-1)
+
+
 def strided_view(xp, flat, start: int, n: int, size: int, step: int):
     """``n`` blocks of ``size`` elements of ``flat``, ``step`` elements apart from
     ``flat[start]`` on, as one ``(n, size)`` array without a copy. (Slicing a reshaped
@@ -304,7 +310,7 @@ class Memory:
         for at in np.split(by_arena, cuts):
             k = int(which[at[0]])
             base, arena = self.arenas[k]
-            index = to_device_index(((locs[at] - base)[:, None] + np.arange(size)).reshape(-1))
+            index = to_device_index(element_index(locs[at] - base, size))
             at = to_device_index(at)
             out[at] = arena[index].reshape(-1, size)
             groups.append((k, at, index))
@@ -371,7 +377,7 @@ class Memory:
             elif sizes >= ROWS_MIN_WIDTH and state.xp is np:
                 index, width = starts, sizes  # one index per node, into the rows view
             else:
-                index = (starts[:, None] + np.arange(sizes, dtype=np.int64)).reshape(-1)
+                index = element_index(starts, sizes)
                 width = 1
         else:
             ends = np.cumsum(sizes)

@@ -21,14 +21,20 @@ def _column(attrs, ndim):
     return values.reshape((len(attrs),) + (1,) * (ndim - 1))
 
 
-class Scale(Op):
-    name = "scale"
+class _WithNumber(Op):
+    """An op of one expression and a per-node number: the result has the expression's
+    shape, so the shape and the signature depend on that shape alone (the number is
+    checked by the constructor), and the graph looks them up once per shape."""
 
     def infer_shape(self, shapes, attrs):
         return shapes[0]
 
     def memo_key(self, graph, args, attrs):
-        return (self, graph.shapes[args[0]])  # the number is checked by the constructor
+        return (self, graph.shapes[args[0]])
+
+
+class Scale(_WithNumber):
+    name = "scale"
 
     def forward(self, xp, ins, attrs, n):
         return ins[0] * _column(attrs, ins[0].ndim)
@@ -37,14 +43,8 @@ class Scale(Op):
         return [g * _column(attrs, g.ndim)]
 
 
-class Shift(Op):
+class Shift(_WithNumber):
     name = "shift"
-
-    def infer_shape(self, shapes, attrs):
-        return shapes[0]
-
-    def memo_key(self, graph, args, attrs):
-        return (self, graph.shapes[args[0]])  # the number is checked by the constructor
 
     def forward(self, xp, ins, attrs, n):
         return ins[0] + _column(attrs, ins[0].ndim)

@@ -88,6 +88,24 @@ def get_dtype() -> np.dtype:
     return state.dtype
 
 
+def synchronize() -> None:
+    """Wait until the device has finished every kernel launched so far (nothing on NumPy).
+
+    CuPy launches kernels asynchronously: a Python call returns as soon as its kernel is
+    queued. Timing a pass on the GPU therefore needs this wait at its end; batchviz itself
+    never calls it inside forward or backward, so that launching and computing overlap."""
+    if state.xp is not np:
+        state.xp.cuda.get_current_stream().synchronize()
+
+
+def device_name() -> str:
+    """What the current backend computes on: ``"cpu"``, or the GPU's name on CuPy."""
+    if state.xp is np:
+        return "cpu"
+    name = state.xp.cuda.runtime.getDeviceProperties(state.xp.cuda.Device().id)["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
 def to_device(array):
     """A host (NumPy) array as an array of the current backend, in the current dtype."""
     if state.xp is np:
@@ -115,13 +133,15 @@ def to_numpy(array) -> np.ndarray:
 def scatter_add(target, index, values) -> None:
     """``target[index] += values`` where ``index`` may repeat, as one fused kernel.
 
-    NumPy's ``ufunc.at`` and CuPy's ``cupyx.scatter_add`` are the "dense-to-sparse" copy of
-    the paper's App. B: gradients of gathered arguments go back where they came from."""
+    NumPy's and CuPy's ``add.at`` (one atomic-add kernel on the GPU) are the "dense-to-sparse"
+    copy of the paper's App. B: gradients of gathered arguments go back where they came from."""
     if state.xp is np:
         if values.ndim >= 2 and len(index) > 1:
             _add_rows(target, index, values)
         else:
             np.add.at(target, index, values)
+    elif hasattr(state.xp.add, "at"):  # CuPy 13 and later
+        state.xp.add.at(target, index, values)
     else:
         import cupyx
 

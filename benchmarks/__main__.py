@@ -1,4 +1,4 @@
-"""``python -m benchmarks TASK [--quick] [--json PATH] [--repeat N]``.
+"""``python -m benchmarks TASK [--quick] [--json PATH] [--repeat N] [--backend cupy]``.
 
 Every task takes ``--quick`` (small sizes, the same code path: the CI smoke test),
 ``--json PATH`` (a machine-readable copy of the results) and ``--repeat N`` (timed rounds
@@ -33,9 +33,19 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=3, metavar="N",
                         help="timed rounds per mode; the fastest counts (default 3, as the "
                              "paper; more rounds steady the minimum on a busy machine)")
+    parser.add_argument("--backend", choices=("numpy", "cupy"),
+                        help="run on this backend (default: BATCHVIZ_BACKEND, else numpy); "
+                             "CuPy results are saved under results/gpu/")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, got {args.repeat}")
+    if args.backend:
+        import batchviz as bv
+
+        try:
+            bv.set_backend(args.backend)
+        except bv.BackendError as exc:
+            parser.error(str(exc))
 
     from . import harness
     from .common import write_json

@@ -16,6 +16,14 @@ import numpy as np
 RESULTS_DIR = Path(__file__).parent / "results"
 
 
+def results_dir() -> Path:
+    """Where full runs save their JSON: ``results/`` on NumPy, ``results/gpu/`` on CuPy, so
+    that a GPU run never overwrites the CPU table (and the report never mixes the two)."""
+    import batchviz as bv
+
+    return RESULTS_DIR if bv.get_backend() == "numpy" else RESULTS_DIR / "gpu"
+
+
 def machine_info() -> dict:
     """What the numbers were measured on."""
     info = {
@@ -30,6 +38,9 @@ def machine_info() -> dict:
 
         info["backend"] = bv.get_backend()
         info["dtype"] = str(bv.get_dtype())
+        info["device"] = bv.backend.device_name()
+        if info["backend"] == "cupy":
+            info["cupy"] = bv.backend.state.xp.__version__
     except Exception:  # pragma: no cover - benchmarks without batchviz importable
         pass
     try:
@@ -53,19 +64,6 @@ def best_of(fn, repeat: int = 3, warmup: int = 1):
         result = fn()
         best = min(best, time.perf_counter() - t0)
     return best, result
-
-
-def gemm_flops_per_s(m: int, k: int, n: int, dtype=np.float32, seconds: float = 0.3) -> float:
-    """The machine's GEMM rate (FLOP/s) at one shape: the yardstick for efficiency."""
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((m, k)).astype(dtype)
-    b = rng.standard_normal((k, n)).astype(dtype)
-    a @ b
-    reps, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        a @ b
-        reps += 1
-    return 2.0 * m * k * n * reps / (time.perf_counter() - t0)
 
 
 def format_table(headers: list[str], rows: list[list], title: str | None = None) -> str:

@@ -7,8 +7,12 @@ executor's own counters (scheduling time, batches, kernels).
 
 *Efficiency* puts the result on an absolute scale: the model's training FLOP/s (counted
 analytically: every matrix-vector product ``W x`` costs ``2 |W|`` FLOPs forward and twice
-that backward, for ``dW`` and ``dx``) divided by the FLOP/s NumPy's float32 GEMM reaches on
-this machine at the model's own shapes with 64 columns. An ideal batcher would approach 1.
+that backward, for ``dW`` and ``dx``) divided by the FLOP/s the backend's float32 GEMM
+(NumPy's BLAS, or cuBLAS through CuPy) reaches on this machine at the model's own shapes
+with 64 columns. An ideal batcher would approach 1.
+
+On a GPU, kernels run asynchronously: every phase that ends a step's work on the device
+(reading the loss, the backward pass, the update) waits for it, so the times are the GPU's.
 """
 from __future__ import annotations
 
@@ -19,10 +23,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import batchviz as bv
+from batchviz import backend
+from batchviz.backend import synchronize
 
 import numpy as np
 
-from .common import RESULTS_DIR, format_table, machine_info, write_json
+from .common import format_table, machine_info, results_dir, write_json
 
 STRATEGIES = ("none", "depth", "agenda")
 #: timed rounds per mode in a full run (``--repeat``); the fastest counts
@@ -72,15 +78,17 @@ class StepRecorder:
         if g.n_evaluated == len(g.ops):
             return expr.npvalue()
         t0 = time.perf_counter()
-        value = expr.npvalue()
-        self.inside += time.perf_counter() - t0
-        self.account(g.last_stats.forward)
+        value = expr.npvalue()  # on a GPU, reading the value waits for the forward's kernels
+        wall = time.perf_counter() - t0
+        self.inside += wall
+        self.account(g.last_stats.forward, wall)
         return value
 
-    def account(self, stats) -> None:
+    def account(self, stats, wall: float) -> None:
+        """Count one forward run that took ``wall`` seconds, scheduling included."""
         t = self.times
         t.schedule += stats.schedule_seconds
-        t.forward += stats.seconds - stats.schedule_seconds
+        t.forward += wall - stats.schedule_seconds
         t.batches += stats.batches
         t.kernels += stats.kernels
         t.forward_runs += 1
@@ -100,14 +108,16 @@ def time_step(build_loss, strategy: str, trainer) -> StepTimes:
         times.loss = float(recorder(loss))
         t1 = time.perf_counter()
         loss.backward()
-        wall = time.perf_counter() - t1
+        launched = time.perf_counter()
+        synchronize()  # a GPU's backward kernels may still be running: they count as backward
         stats = graph.last_stats.backward
-        times.backward = stats.seconds
-        times.backward_graph = max(wall - stats.seconds, 0.0)
+        times.backward = stats.seconds + (time.perf_counter() - launched)
+        times.backward_graph = max(launched - t1 - stats.seconds, 0.0)
         times.kernels += stats.kernels
         times.nodes = len(graph.ops)
     t2 = time.perf_counter()
     trainer.update()
+    synchronize()
     times.update = time.perf_counter() - t2
     return times
 
@@ -128,30 +138,35 @@ class Products:
 
 
 def best_gemm_rate(m: int, k: int, n: int, seconds: float = 0.2, windows: int = 20) -> float:
-    """NumPy float32 GEMM FLOP/s for ``(m x k) @ (k x n)``: the best of ``windows`` short
-    timing windows. On a shared machine a long average measures the neighbours; the best
-    window measures the machine, as the best of 3 minibatches measures the model."""
+    """float32 GEMM FLOP/s for ``(m x k) @ (k x n)`` on the current backend (NumPy's BLAS, or
+    cuBLAS through CuPy): the best of ``windows`` short timing windows. On a shared machine a
+    long average measures the neighbours; the best window measures the machine, as the best
+    of 3 minibatches measures the model. Each window ends by waiting for the device."""
+    xp = backend.state.xp
     rng = np.random.default_rng(0)
-    a = rng.standard_normal((m, k)).astype(np.float32)
-    b = rng.standard_normal((k, n)).astype(np.float32)
+    a = xp.asarray(rng.standard_normal((m, k)).astype(np.float32))
+    b = xp.asarray(rng.standard_normal((k, n)).astype(np.float32))
     a @ b
+    synchronize()
     t0 = time.perf_counter()
     a @ b
+    synchronize()
     reps = max(1, int(seconds / windows / max(time.perf_counter() - t0, 1e-7)))
     best = 0.0
     for _ in range(windows):
         t0 = time.perf_counter()
         for _ in range(reps):
             a @ b
+        synchronize()
         best = max(best, 2.0 * m * k * n * reps / (time.perf_counter() - t0))
     return best
 
 
 def machine_gemm_rate(products: Products, columns: int = 64, seconds: float = 0.2) -> dict:
-    """NumPy float32 GEMM FLOP/s at the model's shapes: for every ``W`` of ``rows x cols``,
-    the forward ``X W^T`` and the backward ``dW = G^T X`` and ``dX = G W`` with ``columns``
-    instances, weighted by how often the model uses that ``W``. The rate is total FLOPs over
-    total time, i.e. what a perfect batcher would get from NumPy on this machine."""
+    """float32 GEMM FLOP/s of the current backend at the model's shapes: for every ``W`` of
+    ``rows x cols``, the forward ``X W^T`` and the backward ``dW = G^T X`` and ``dX = G W``
+    with ``columns`` instances, weighted by how often the model uses that ``W``. The rate is
+    total FLOPs over total time, i.e. what a perfect batcher would get on this machine."""
     total_flops = total_time = 0.0
     shapes = []
     for (rows, cols), count in sorted(products.counts.items()):
@@ -163,8 +178,9 @@ def machine_gemm_rate(products: Products, columns: int = 64, seconds: float = 0.
         total_flops += count * flops
         total_time += count * per_shape
         shapes.append({"W": [rows, cols], "uses": count, "gflops": flops / per_shape / 1e9})
+    name = "NumPy float32 GEMM" if backend.get_backend() == "numpy" else "CuPy float32 GEMM"
     return {"gemm_flops_per_s": total_flops / total_time if total_time else 0.0,
-            "gemm_columns": columns, "gemm_shapes": shapes}
+            "gemm_columns": columns, "gemm_shapes": shapes, "gemm_name": name}
 
 
 def result_entry(times: StepTimes, instances: int, flops: float, machine_rate: float) -> dict:
@@ -205,7 +221,7 @@ def finish(task: str, settings: dict, machine_rate: dict, products: Products,
     rate = machine_rate["gemm_flops_per_s"]
     print(f"efficiency = model training FLOP/s / machine GEMM FLOP/s; {FLOP_FORMULA}")
     print(f"  this minibatch: {products.training_flops / 1e9:.2f} GFLOP for {instances} instances; "
-          f"NumPy float32 GEMM at the model's shapes ({machine_rate['gemm_columns']} columns): "
+          f"{machine_rate['gemm_name']} at the model's shapes ({machine_rate['gemm_columns']} columns): "
           f"{rate / 1e9:.1f} GFLOP/s")
     machine = machine_info()
     machine.update(machine_rate)
@@ -216,7 +232,7 @@ def finish(task: str, settings: dict, machine_rate: dict, products: Products,
                "flops_per_minibatch": products.training_flops, "flop_formula": FLOP_FORMULA,
                "results": results}
     if not quick:
-        path = write_json(Path(RESULTS_DIR) / f"{task}.json", payload)
+        path = write_json(results_dir() / f"{task}.json", payload)
         print(f"saved {path}")
     return payload
 

@@ -119,6 +119,7 @@ def run(quick: bool = False) -> dict:
             t0 = time.perf_counter()
             loss.value()
             loss.backward()
+            bv.backend.synchronize()  # on a GPU, wait for the backward's kernels
             return time.perf_counter() - t0, graph.last_stats
         times, stats = [], None
         for _ in range(1 if (quick or name == "none") else 2):

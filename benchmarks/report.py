@@ -1,8 +1,8 @@
 """The results writer: ``benchmarks/results/*.json`` -> a Markdown table and a plot.
 
-Every task saves ``results/<task>.json`` after a full run. This task gathers them into
-``results/benchmarks.md`` (sentences/s, speed-up over no batching, efficiency, batches and
-kernels per minibatch, next to the paper's CPU numbers) and ``results/benchmarks.png``
+Every task saves ``results/<task>.json`` after a full run (``results/gpu/<task>.json`` on
+CuPy). This task gathers the current backend's files into ``benchmarks.md`` (sentences/s, speed-up over no batching, efficiency, batches and
+kernels per minibatch, next to the paper's CPU or GPU numbers) and ``benchmarks.png``
 (sentences/s per task and strategy), which the docs and notebooks reuse.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .common import RESULTS_DIR
+from .common import results_dir
 
 TASK_ORDER = ("synthetic", "bilstm", "bilstm-char", "treelstm", "parser")
 TASK_TITLES = {"synthetic": "Synthetic BiLSTM (§4.1)", "bilstm": "BiLSTM", "bilstm-char": "BiLSTM w/char",
@@ -22,6 +22,14 @@ PAPER_CPU = {
     "bilstm-char": {"none": 15.7, "depth": 93.8, "agenda": 132},
     "treelstm": {"none": 50.2, "depth": 348, "agenda": 357},
     "parser": {"none": 16.8, "depth": 61.0, "agenda": 61.2},
+}
+#: the paper's GPU numbers (a Tesla K80): §4.1 and Table 1
+PAPER_GPU = {
+    "synthetic": {"none": 18.3, "agenda": 198},
+    "bilstm": {"none": 56.2, "depth": 337, "agenda": 367},
+    "bilstm-char": {"none": 43.2, "depth": 183, "agenda": 275},
+    "treelstm": {"none": 76.5, "depth": 672, "agenda": 661},
+    "parser": {"none": 33.0, "depth": 89.5, "agenda": 90.1},
 }
 
 #: DyNet's C++ implementation on the machine the targets were set on (sentences/s)
@@ -36,8 +44,9 @@ def ordered_modes(modes: dict) -> list:
     return sorted(modes, key=lambda m: (MODE_ORDER.index(m) if m in MODE_ORDER else len(MODE_ORDER), m))
 
 
-def load_results(directory: Path = RESULTS_DIR) -> dict:
+def load_results(directory: Path | None = None) -> dict:
     """``{task: payload}`` for every task result file found (full runs only)."""
+    directory = results_dir() if directory is None else directory
     found = {}
     for task in TASK_ORDER:
         path = Path(directory) / f"{task}.json"
@@ -48,15 +57,17 @@ def load_results(directory: Path = RESULTS_DIR) -> dict:
 
 def markdown_table(results: dict) -> str:
     """One row per task and mode."""
-    lines = ["| task | mode | sent/s | vs none | efficiency | batches | kernels | paper CPU "
-             "| DyNet C++ |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    gpu = any(p["machine"].get("backend") == "cupy" for p in results.values())
+    paper_numbers = PAPER_GPU if gpu else PAPER_CPU
+    lines = [f"| task | mode | sent/s | vs none | efficiency | batches | kernels | paper {'GPU' if gpu else 'CPU'} "
+             "| DyNet C++ (CPU) |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for task, payload in results.items():
         modes = payload["results"]
         none = modes.get("none", {}).get("sentences_per_s")
         for mode in ordered_modes(modes):
             r = modes[mode]
             speedup = f"{r['sentences_per_s'] / none:.1f}x" if none else ""
-            paper = PAPER_CPU.get(task, {}).get(mode, "")
+            paper = paper_numbers.get(task, {}).get(mode, "")
             dynet = DYNET_CPP.get(task, {}).get(mode, "")
             lines.append(f"| {TASK_TITLES.get(task, task)} | {mode} | {r['sentences_per_s']:.1f} | "
                          f"{speedup} | {r['efficiency']:.3f} | {r['batches_per_minibatch']} | "
@@ -69,7 +80,7 @@ def machine_line(results: dict) -> str:
         m = payload["machine"]
         return (f"{m.get('cpus')} CPUs ({m.get('processor')}), {m.get('platform')}, Python "
                 f"{m.get('python')}, NumPy {m.get('numpy')} ({m.get('blas', '?')}), backend "
-                f"{m.get('backend')} {m.get('dtype')}")
+                f"{m.get('backend')} {m.get('dtype')} on {m.get('device', 'cpu')}")
     return "no results"
 
 
@@ -106,17 +117,18 @@ def plot(results: dict, path: Path) -> Path | None:
     return path
 
 
-def run(quick: bool = False, directory: Path = RESULTS_DIR) -> dict:
+def run(quick: bool = False, directory: Path | None = None) -> dict:
     """Write ``benchmarks.md`` and ``benchmarks.png`` next to the JSON results (a quick run
     prints the table and leaves the files alone)."""
+    directory = results_dir() if directory is None else directory
     results = load_results(directory)
     if not results:
         print(f"no results in {directory}; run `python -m benchmarks all` first")
         return {"task": "report", "tasks": []}
     table = markdown_table(results)
     text = (f"# batchviz benchmark results\n\nMachine: {machine_line(results)}\n\n{table}\n\n"
-            "Efficiency = model training FLOP/s / NumPy float32 GEMM FLOP/s at the model's shapes "
-            "(64 columns).\n")
+            "Efficiency = model training FLOP/s / the backend's float32 GEMM FLOP/s at the model's "
+            "shapes (64 columns).\n")
     print(text)
     payload = {"task": "report", "tasks": list(results), "markdown": table}
     if not quick:

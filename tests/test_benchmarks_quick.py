@@ -56,6 +56,36 @@ def test_report_renders_saved_results(tmp_path, capsys):
     assert (tmp_path / "benchmarks.png").stat().st_size > 1000
 
 
+def test_gpu_results_are_kept_apart_and_compared_with_the_papers_gpu(tmp_path, monkeypatch):
+    """A CuPy run saves under results/gpu/ (never over the CPU table), and its report puts
+    the paper's GPU numbers (Tesla K80) beside it, not the CPU ones."""
+    import batchviz as bv
+    from benchmarks import common, report, treelstm
+
+    payload = treelstm.run(quick=True)
+    payload["machine"].update(backend="cupy", device="NVIDIA H100 80GB HBM3")
+    (tmp_path / "treelstm.json").write_text(json.dumps(payload))
+    table = report.markdown_table(report.load_results(tmp_path))
+    assert "| paper GPU |" in table and "| Tree-LSTM | agenda |" in table
+    assert "| 661 |" in table and "| 357 |" not in table   # agenda: K80 661 trees/s, CPU 357
+    assert "on NVIDIA H100 80GB HBM3" in report.machine_line(report.load_results(tmp_path))
+    monkeypatch.setattr(bv, "get_backend", lambda: "numpy")
+    assert common.results_dir() == common.RESULTS_DIR
+    monkeypatch.setattr(bv, "get_backend", lambda: "cupy")
+    assert common.results_dir() == common.RESULTS_DIR / "gpu"
+
+
+def test_backend_option_without_cupy_is_a_clear_error(capsys):
+    try:
+        import cupy  # noqa: F401
+        pytest.skip("CuPy is installed here")
+    except ImportError:
+        pass
+    with pytest.raises(SystemExit):
+        main(["treelstm", "--quick", "--backend", "cupy"])
+    assert "CuPy could not be imported" in capsys.readouterr().err
+
+
 def test_report_without_results(tmp_path, capsys):
     from benchmarks import report
 

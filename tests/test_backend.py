@@ -112,3 +112,72 @@ def test_scatter_add_of_repeated_rows_matches_add_at():
     np.add.at(want, rows, values)
     scatter_add(target, rows, values)
     np.testing.assert_allclose(target, want, rtol=1e-12)
+
+
+class _PythonElementwiseKernel:
+    """Stands in for ``cupy.ElementwiseKernel`` on a machine without a GPU: the LSTM
+    kernels' CUDA bodies are plain arithmetic with ``exp`` and ``tanh``, so with the type
+    names and semicolons removed each line is Python, run here over NumPy arrays."""
+
+    def __init__(self, in_params, out_params, operation, name):
+        self.ins = [p.split()[1] for p in in_params.split(", ")]
+        self.outs = [p.split()[1] for p in out_params.split(", ")]
+        self.lines = [line.strip().rstrip(";").removeprefix("T ") for line in operation.splitlines()]
+
+    def __call__(self, *arrays):
+        assert len(arrays) == len(self.ins) + len(self.outs)
+        names = {"exp": np.exp, "tanh": np.tanh}
+        names.update(zip(self.ins, arrays))
+        for line in self.lines:
+            exec(line, names)
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        for name, target in zip(self.outs, arrays[len(self.ins):]):
+            target[...] = np.broadcast_to(names[name], shape)
+
+
+@pytest.mark.parametrize("K", [0, 1, 2])
+@pytest.mark.parametrize("columns", [(), (3,)])
+@pytest.mark.parametrize("shared_bias", [True, False])
+def test_fused_lstm_kernels_compute_what_the_numpy_path_computes(monkeypatch, K, columns, shared_bias):
+    """The GPU's one-kernel lstm_step (batchviz.ops.lstm_kernels) against the NumPy path,
+    forward and backward, for a leaf, a sequence step and a tree node, vectors and columns,
+    a shared bias and one per node. CI has no GPU, so the kernels' bodies run as Python
+    here; on a GPU the suite compares the compiled kernels with NumPy (above)."""
+    import types
+
+    from batchviz.ops import lstm_kernels
+    from batchviz.ops.lstm import bias_by_block
+    from batchviz.ops.lstm_steps import _STEP
+
+    monkeypatch.setitem(__import__("sys").modules, "cupy",
+                        types.SimpleNamespace(ElementwiseKernel=_PythonElementwiseKernel))
+    lstm_kernels.forward_kernel.cache_clear()
+    lstm_kernels.backward_kernel.cache_clear()
+    rng = np.random.default_rng(K)
+    n, H, D = 4, 3, 5
+    blocks = K + 3
+    b = rng.normal(size=(blocks * H,) if shared_bias else (n, blocks * H))
+    terms = [b, rng.normal(size=(blocks * H, D)), rng.normal(size=(n, D) + columns)]
+    cells = [rng.normal(size=(n, H) + columns) for _ in range(K)]
+    ins = terms + cells
+    want = _STEP.forward(np, ins, [(H, K)], n)
+
+    total = _STEP.products(np, terms, rows=True)
+    got = np.full_like(want, np.nan)
+    bias = bias_by_block(b, n, blocks, H, len(columns))
+    lstm_kernels.step_forward(total.reshape((n, blocks, H) + columns), list(bias), cells, got)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+    g = rng.normal(size=want.shape)
+    needs = [True] * len(ins)
+    want_grads = _STEP.backward(np, ins, want, g, [(H, K)], n, needs)
+    d, d_cells = lstm_kernels.step_backward(np, g, got, cells)
+    grads = [None] * len(ins)
+    grads[len(terms):] = d_cells
+    got_grads = _STEP._terms_backward(np, terms, d, needs, grads)
+    for w, x in zip(want_grads, got_grads):
+        if hasattr(w, "value"):   # a shared W's gradient, summed by the executor later
+            w, x = w.value(np), x.value(np)
+        np.testing.assert_allclose(x, w, rtol=1e-10)
+    lstm_kernels.forward_kernel.cache_clear()   # the next test may have the real CuPy
+    lstm_kernels.backward_kernel.cache_clear()

@@ -127,14 +127,20 @@ def activated_gates_into(op, xp, terms, hidden: int, gates) -> None:
     total = op.products(xp, terms, rows=True)            # (n, blocks * hidden) + columns
     n, cols = total.shape[0], total.shape[2:]
     blocks = gates.shape[0]
-    b, ones = terms[0], (1,) * len(cols)   # the bias: shared (D,), or one per node (n, D)
-    if b.ndim == 1:
-        b = b.reshape((blocks, 1, hidden) + ones)
-    else:
-        b = b.reshape((n, blocks, hidden) + ones).swapaxes(0, 1)
     # the bias is added while each gate's rows are put in place: one pass, not two
-    xp.add(total.reshape((n, blocks, hidden) + cols).swapaxes(0, 1), b, out=gates)
+    xp.add(total.reshape((n, blocks, hidden) + cols).swapaxes(0, 1),
+           bias_by_block(terms[0], n, blocks, hidden, len(cols)), out=gates)
     _activate_(gates, gates[-1], xp)
+
+
+def bias_by_block(b, n: int, blocks: int, hidden: int, n_columns: int):
+    """The gates' bias as ``(blocks, 1 or n, hidden) + (1,) * n_columns``: entry ``k``
+    broadcasts against gate block ``k`` of a batch of ``n`` nodes. A shared bias is
+    ``(D,)``, a bias per node ``(n, D)``."""
+    ones = (1,) * n_columns
+    if b.ndim == 1:
+        return b.reshape((blocks, 1, hidden) + ones)
+    return b.reshape((n, blocks, hidden) + ones).swapaxes(0, 1)
 
 
 def gates_as_rows(xp, d):

@@ -28,12 +28,15 @@ instances (manual batching), and :func:`lstm_unit`, :class:`UnitBuilder` and
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import ShapeError
 from ..expression import Expression, as_nodes
 from ..model import ParameterBase
 from .base import Op, register
 from .linalg import AffineArguments
-from .lstm import activated_gates_into, bias_gradient, gates_as_rows, gates_shape
+from . import lstm_kernels
+from .lstm import activated_gates_into, bias_by_block, bias_gradient, gates_as_rows, gates_shape
 
 
 def _positive(hidden, who: str) -> int:
@@ -108,6 +111,13 @@ class LSTMStep(AffineArguments):
         if out is None:
             x = ins[2]
             out = xp.empty((K + 5, n, H) + x.shape[2:], dtype=x.dtype)
+        if xp is not np:   # a GPU: the element-wise work is one kernel (see lstm_kernels)
+            total = self.products(xp, ins[:T], rows=True)    # (n, (K + 3) H) + columns
+            cols = total.shape[2:]
+            bias = bias_by_block(ins[0], n, K + 3, H, len(cols))
+            lstm_kernels.step_forward(total.reshape((n, K + 3, H) + cols),
+                                      [bias[k] for k in range(K + 3)], ins[T:], out)
+            return out
         gates = out[2:]                                  # [i, f_1..f_K, o, u]
         activated_gates_into(self, xp, ins[:T], H, gates)
         h, c = out[0], out[1]
@@ -122,6 +132,13 @@ class LSTMStep(AffineArguments):
         H, K = attrs[0]
         T = len(ins) - K
         # the gradient reaches h (its readers) and c (the next steps); nothing reads the gates
+        if xp is not np:   # a GPU: one kernel (see lstm_kernels)
+            d, d_cells = lstm_kernels.step_backward(xp, g, out, ins[T:])
+            grads = [None] * len(ins)
+            for k in range(K):
+                if needs[T + k]:
+                    grads[T + k] = d_cells[k]
+            return self._terms_backward(xp, ins[:T], d, needs, grads)
         gh, gc = g[0], g[1]
         c, acts = out[1], out[2:]                        # acts: [i, f_1..f_K, o, u]
         i, o, u = acts[0], acts[-2], acts[-1]
@@ -147,10 +164,15 @@ class LSTMStep(AffineArguments):
         xp.multiply(u, u, out=du)
         xp.subtract(1.0, du, out=du)
         d *= slope
+        return self._terms_backward(xp, ins[:T], d, needs, grads)
+
+    def _terms_backward(self, xp, terms, d, needs, grads) -> list:
+        """The bias's, weights' and inputs' gradients from ``d``, the gradient of the gates'
+        pre-activations block by block."""
         d = gates_as_rows(xp, d)                         # (n, (K + 3) H, ...) for the products
         if needs[0]:
-            grads[0] = bias_gradient(ins[0], d)
-        return self.products_backward(xp, ins[:T], d, needs, grads)
+            grads[0] = bias_gradient(terms[0], d)
+        return self.products_backward(xp, terms, d, needs, grads)
 
     def describe_signature(self, key, graph=None):
         """``lstm_step-h256-K1-...``: hidden size, number of previous cells, then the terms

@@ -109,7 +109,9 @@ def plot(results: dict, path: Path) -> Path | None:
     ax.set_yscale("log")
     ax.set_ylabel("sentences (trees) / s, training")
     ax.legend(fontsize=7, ncol=2)
-    ax.set_title("batchviz training throughput by batching strategy")
+    device = next(iter(results.values()))["machine"].get("device", "cpu")
+    ax.set_title("batchviz training throughput by batching strategy"
+                 + ("" if device == "cpu" else f"\n{device}, CuPy"), fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)

@@ -14,9 +14,10 @@ the compiled code on disk. Their arithmetic is the NumPy path's
 the CuPy-versus-NumPy tests compare on the GPU. NumPy keeps its own in-place path: on a
 CPU, big array operations are what is fast.
 
-Names in the generated code: ``z`` a pre-activation, ``b`` its bias, ``a`` an activated
-gate, ``gate_i, gate_f0, ..., gate_o, gate_u`` in the weights' block order; ``d`` a
-gradient. (CuPy reserves ``i``, ``n`` and names that start with ``_``.)
+Names in the generated code, for each gate ``g`` of ``i, f0, ..., o, u`` (the weights'
+block order): ``z_g`` its pre-activation without the bias, ``b_g`` its bias, ``a_g`` the
+activated gate; ``c0, c1, ...`` the previous cells; a ``d`` in front names a gradient.
+(CuPy reserves ``i``, ``n`` and names that start with ``_``, hence ``z_i``, not ``i``.)
 """
 from __future__ import annotations
 

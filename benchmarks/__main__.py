@@ -1,8 +1,11 @@
-"""``python -m benchmarks TASK [--quick] [--json PATH] [--repeat N] [--backend cupy]``.
+"""``python -m benchmarks TASK [--quick] [--json PATH] [--repeat N] [--modes M,...]
+[--backend cupy]``.
 
 Every task takes ``--quick`` (small sizes, the same code path: the CI smoke test),
-``--json PATH`` (a machine-readable copy of the results) and ``--repeat N`` (timed rounds
-per mode, the fastest counts; 3 by default, as in the paper)."""
+``--json PATH`` (a machine-readable copy of the results), ``--repeat N`` (timed rounds
+per mode, the fastest counts; 3 by default, as in the paper) and ``--modes`` (time only
+these modes, e.g. ``depth,agenda``: many rounds of a close comparison without paying for
+``none``; such a partial run leaves ``results/`` as it was)."""
 from __future__ import annotations
 
 import argparse
@@ -33,12 +36,28 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=3, metavar="N",
                         help="timed rounds per mode; the fastest counts (default 3, as the "
                              "paper; more rounds steady the minimum on a busy machine)")
+    parser.add_argument("--modes", metavar="M,...",
+                        help="time only these modes, comma-separated (e.g. depth,agenda); "
+                             "results/ is not updated by such a partial run")
     parser.add_argument("--backend", choices=("numpy", "cupy"),
                         help="run on this backend (default: BATCHVIZ_BACKEND, else numpy); "
                              "CuPy results are saved under results/gpu/")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, got {args.repeat}")
+    from . import harness
+    from .common import write_json
+
+    modes = None
+    if args.modes is not None:
+        modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
+        unknown = [m for m in modes if m not in harness.MODE_NAMES]
+        if args.task in ("overhead", "report"):
+            parser.error(f"--modes applies to the training tasks ({', '.join(ALL)}), "
+                         f"not to {args.task}")
+        if unknown or not modes:
+            parser.error(f"--modes: unknown mode {', '.join(map(repr, unknown)) or '(none given)'}; "
+                         f"the modes are {', '.join(harness.MODE_NAMES)}")
     if args.backend:
         import batchviz as bv
 
@@ -47,17 +66,23 @@ def main(argv=None) -> int:
         except bv.BackendError as exc:
             parser.error(str(exc))
 
-    from . import harness
-    from .common import write_json
-
     harness.ROUNDS = args.repeat
+    harness.MODES = modes
 
     names = ALL if args.task == "all" else [args.task]
     payloads = {}
-    for name in names:
-        module = importlib.import_module(f"benchmarks.{TASKS[name]}")
-        payloads[name] = module.run(quick=args.quick)
-    if args.task == "all":  # gather the saved results into a table and a plot
+    try:
+        for name in names:
+            module = importlib.import_module(f"benchmarks.{TASKS[name]}")
+            try:
+                payloads[name] = module.run(quick=args.quick)
+            except harness.NoSuchModes as exc:
+                if args.task != "all":
+                    parser.error(f"--modes: {exc}")
+                print(f"{name}: skipped, {exc}")
+    finally:
+        harness.MODES = None
+    if args.task == "all" and modes is None:  # gather the saved results into a table and a plot
         importlib.import_module("benchmarks.report").run(quick=args.quick)
     if args.json:
         payload = payloads[names[0]] if len(names) == 1 else {"task": "all", "tasks": payloads}

@@ -31,8 +31,15 @@ import numpy as np
 from .common import format_table, machine_info, results_dir, write_json
 
 STRATEGIES = ("none", "depth", "agenda")
+#: every mode a task may have: the strategies on the naive code, and on the synthetic
+#: task's manually batched code
+MODE_NAMES = STRATEGIES + tuple(f"manual+{s}" for s in STRATEGIES)
 #: timed rounds per mode in a full run (``--repeat``); the fastest counts
 ROUNDS = 3
+#: the modes to time (``--modes``); None: all of a task's modes. A run of some modes only
+#: is *partial*: it prints and writes ``--json``, but leaves ``results/`` (the full table
+#: that ``report`` reads) alone
+MODES: tuple | None = None
 FLOP_FORMULA = ("training FLOPs = 3 x sum over every matrix-vector product W x of 2 |W| "
                 "(forward 2|W|, backward 2|W| for dx and 2|W| for dW; element-wise ops not counted)")
 
@@ -183,11 +190,16 @@ def machine_gemm_rate(products: Products, columns: int = 64, seconds: float = 0.
             "gemm_columns": columns, "gemm_shapes": shapes, "gemm_name": name}
 
 
-def result_entry(times: StepTimes, instances: int, flops: float, machine_rate: float) -> dict:
-    """The JSON record of one mode."""
+def result_entry(times: StepTimes, instances: int, flops: float, machine_rate: float,
+                 round_totals: list | None = None) -> dict:
+    """The JSON record of one mode: its fastest step ``times`` (and the total of every
+    timed round, whose median says how far a busy machine moved it)."""
     rate = flops / times.total if times.total else 0.0
+    round_totals = round_totals or [times.total]
     return {
         "sentences_per_s": instances / times.total,
+        "median_sentences_per_s": instances / float(np.median(round_totals)),
+        "round_totals_s": round_totals,
         "efficiency": rate / machine_rate if machine_rate else 0.0,
         "model_flops_per_s": rate,
         "batches_per_minibatch": times.batches,
@@ -206,12 +218,12 @@ def print_results(title: str, results: dict, unit: str = "sent/s") -> None:
     for mode, r in results.items():
         p = r["phases_s"]
         total = p["total"]
-        rows.append([mode, r["sentences_per_s"], r["efficiency"], r["batches_per_minibatch"],
-                     r["kernels"], r["nodes"], 1e3 * total]
+        rows.append([mode, r["sentences_per_s"], r["median_sentences_per_s"], r["efficiency"],
+                     r["batches_per_minibatch"], r["kernels"], r["nodes"], 1e3 * total]
                     + [f"{100 * p[k] / total:.0f}%" for k in
                        ("construct", "schedule", "forward", "backward_graph", "backward", "update")])
     print(format_table([
-        "mode", unit, "efficiency", "batches", "kernels", "nodes", "ms/minibatch",
+        "mode", unit, "median", "efficiency", "batches", "kernels", "nodes", "ms/minibatch",
         "construct", "batching", "forward", "bwd graph", "backward", "update"], rows, title=title))
 
 
@@ -231,10 +243,30 @@ def finish(task: str, settings: dict, machine_rate: dict, products: Products,
                "settings": settings, "machine": machine,
                "flops_per_minibatch": products.training_flops, "flop_formula": FLOP_FORMULA,
                "results": results}
-    if not quick:
+    if quick:
+        pass
+    elif MODES is not None:
+        print(f"partial run (--modes {','.join(results)}): {results_dir()} left as it was")
+    else:
         path = write_json(results_dir() / f"{task}.json", payload)
         print(f"saved {path}")
     return payload
+
+
+class NoSuchModes(ValueError):
+    """``--modes`` named none of a task's modes."""
+
+
+def chosen_modes(task: str, builders: dict) -> dict:
+    """``builders`` narrowed to :data:`MODES` (in the task's order); an error naming the
+    task's modes when none of them was asked for."""
+    if MODES is None:
+        return builders
+    chosen = {m: b for m, b in builders.items() if m in MODES}
+    if not chosen:
+        raise NoSuchModes(f"{task} has none of the modes {', '.join(MODES)}; "
+                         f"its modes are {', '.join(builders)}")
+    return chosen
 
 
 def run_modes(task: str, title: str, builders: dict, trainer, products: Products,
@@ -245,6 +277,7 @@ def run_modes(task: str, title: str, builders: dict, trainer, products: Products
     default); the fastest counts (the paper reports the fastest of three). The modes take turns (A B C A B C ...), so that a
     burst of load from elsewhere on a shared machine does not hit one mode only, and every
     step starts from the same parameters, so every mode does exactly the same work."""
+    builders = chosen_modes(task, builders)
     repeat, warmup = (1, 0) if quick else (ROUNDS, 1)
     seconds = 0.02 if quick else 0.2
     machine_rate = machine_gemm_rate(products, seconds=seconds)
@@ -257,11 +290,14 @@ def run_modes(task: str, title: str, builders: dict, trainer, products: Products
         return time_step(build_loss, strategy, trainer)
 
     best: dict = {}
+    totals: dict = {mode: [] for mode in builders}
     for round_ in range(warmup + repeat):
         for mode, (strategy, build_loss) in builders.items():
             times = step(strategy, build_loss)
-            if round_ >= warmup and (mode not in best or times.total < best[mode].total):
-                best[mode] = times
+            if round_ >= warmup:
+                totals[mode].append(times.total)
+                if mode not in best or times.total < best[mode].total:
+                    best[mode] = times
         if round_ >= warmup:
             print(f"  round {round_ - warmup + 1}/{repeat}: " + ", ".join(
                 f"{m} {instances / t.total:.1f}" for m, t in best.items()) + f" {unit} (best so far)",
@@ -272,6 +308,7 @@ def run_modes(task: str, title: str, builders: dict, trainer, products: Products
     if again["gemm_flops_per_s"] > machine_rate["gemm_flops_per_s"]:
         machine_rate = again
     results = {mode: result_entry(t, instances, products.training_flops,
-                                  machine_rate["gemm_flops_per_s"]) for mode, t in best.items()}
+                                  machine_rate["gemm_flops_per_s"], totals[mode])
+               for mode, t in best.items()}
     print_results(title, results, unit)
     return finish(task, settings, machine_rate, products, results, instances, quick)

@@ -107,3 +107,55 @@ def test_repeat_sets_the_timed_rounds(capsys):
         assert "--repeat must be at least 1" in capsys.readouterr().err
     finally:
         harness.ROUNDS = before
+
+
+def test_modes_times_only_the_modes_asked_for(tmp_path, capsys):
+    """--modes depth,agenda: only those two are timed (a close comparison over many rounds
+    without the slow `none`); every mode records each round's total and their median."""
+    out = tmp_path / "t.json"
+    assert main(["treelstm", "--quick", "--modes", "depth,agenda", "--json", str(out)]) == 0
+    results = json.loads(out.read_text())["results"]
+    assert set(results) == {"depth", "agenda"}
+    for r in results.values():
+        assert len(r["round_totals_s"]) == 1  # a quick run times one round
+        assert r["median_sentences_per_s"] == pytest.approx(r["sentences_per_s"])
+    assert "median" in capsys.readouterr().out
+    # `all`: a task without any of the modes is skipped, and the report is left alone
+    assert main(["all", "--quick", "--modes", "manual+agenda"]) == 0
+    printed = capsys.readouterr().out
+    assert "bilstm: skipped, bilstm has none of the modes manual+agenda" in printed
+    assert "manual+agenda" in printed and "wrote" not in printed
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["treelstm", "--modes", "depth,bogus"], "unknown mode 'bogus'; the modes are none, depth"),
+    (["treelstm", "--quick", "--modes", "manual+none"],
+     "treelstm has none of the modes manual+none; its modes are none, depth, agenda"),
+    (["overhead", "--modes", "depth"], "--modes applies to the training tasks"),
+])
+def test_modes_errors_name_what_was_wrong(argv, message, capsys):
+    from benchmarks import harness
+
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert message in capsys.readouterr().err
+    assert harness.MODES is None  # a failed run does not leave its modes behind
+
+
+def test_a_partial_run_leaves_the_saved_results_alone(tmp_path, monkeypatch, capsys):
+    """results/<task>.json holds a full run (the report's table reads every mode of it):
+    a run of some modes only must not overwrite it; a full run does."""
+    from benchmarks import harness
+
+    monkeypatch.setattr(harness, "results_dir", lambda: tmp_path)
+    rate = {"gemm_flops_per_s": 1e9, "gemm_columns": 64, "gemm_name": "test GEMM"}
+    products = harness.Products()
+    products.add(4, 4, 1)
+    entry = harness.result_entry(harness.StepTimes(forward=0.5), 1, products.training_flops, 1e9)
+    monkeypatch.setattr(harness, "MODES", ("agenda",))
+    harness.finish("treelstm", {}, dict(rate), products, {"agenda": entry}, 1, quick=False)
+    assert not (tmp_path / "treelstm.json").exists()
+    assert "partial run (--modes agenda)" in capsys.readouterr().out
+    monkeypatch.setattr(harness, "MODES", None)
+    harness.finish("treelstm", {}, dict(rate), products, {"agenda": entry}, 1, quick=False)
+    assert json.loads((tmp_path / "treelstm.json").read_text())["results"]["agenda"]["sentences_per_s"] == 2.0

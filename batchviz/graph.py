@@ -111,7 +111,7 @@ class Graph:
                     sig_key, shared = op.signature(self, args, attrs, shape)
                 else:  # App. A: unbatchable ops get a signature no other node has
                     sig_key, shared = (op.name, "unbatchable", len(self.ops)), ()
-                sig = self.sigtab.intern(sig_key, op, shared, shape, attrs)
+                sig = self.sigtab.intern(sig_key, op, shared, shape, attrs, len(args))
             if key is not None:
                 self.memo[key] = (sig, shape)
         depths = self.depths
@@ -143,7 +143,7 @@ class Graph:
 
             node = len(self.ops)
             key = ("parameter", "node", node)
-            sig = self.sigtab.intern(key, PARAMETER)
+            sig = self.sigtab.intern(key, PARAMETER, arity=0)
             self.push(PARAMETER, (), param, tuple(param.shape), sig, 0)
             self.param_node[id(param)] = node
             self.param_of_node[node] = param

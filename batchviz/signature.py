@@ -30,6 +30,9 @@ class SignatureInfo:
     #: how many blocks of its value's shape each node keeps, its value being block 0
     #: (:meth:`batchviz.ops.base.Op.storage_blocks`)
     blocks: int = 1
+    #: how many arguments every node of the signature has (a batch reads them position by
+    #: position, so they must agree); -1 when not recorded
+    arity: int = -1
 
     def describe(self, graph=None) -> str:
         """A readable form such as ``matmul-W#3-64x1`` or ``tanh``."""
@@ -49,11 +52,20 @@ class SignatureTable:
         self.infos: list[SignatureInfo] = list(fixed)
         self.ids: dict[tuple, int] = {info.key: i for i, info in enumerate(fixed)}
 
-    def intern(self, key: tuple, op, shared: tuple = (), shape: tuple = (), attrs=None) -> int:
+    def intern(self, key: tuple, op, shared: tuple = (), shape: tuple = (), attrs=None,
+               arity: int = -1) -> int:
         """The integer of ``key``; a new one for a key not seen before, whose node of
-        ``shape`` and ``attrs`` tells what every node of the signature keeps in memory."""
+        ``shape`` and ``attrs`` tells what every node of the signature keeps in memory, and
+        of ``arity`` how many arguments each has."""
         sig = self.ids.get(key)
-        if sig is None:
+        if sig is not None:
+            known = self.infos[sig].arity
+            if arity != known and arity >= 0 and known >= 0:
+                raise TypeError(f"{op.name}: its signature() gives nodes of {known} and of "
+                                f"{arity} arguments the same key {key!r}; a batch reads its "
+                                "nodes' arguments position by position, so the key must tell "
+                                "them apart (include len(args))")
+        else:
             blocks = op.storage_blocks(shape, attrs)
             if type(blocks) is not int or blocks < 1:
                 raise TypeError(f"{op.name}: storage_blocks() must be a positive int (the "
@@ -68,7 +80,7 @@ class SignatureTable:
             sig = len(self.infos)
             self.ids[key] = sig
             self.infos.append(SignatureInfo(key, op, shared, op.cheap, op.block_reads(key),
-                                            blocks))
+                                            blocks, arity))
         return sig
 
     def __len__(self) -> int:

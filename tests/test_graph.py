@@ -186,3 +186,60 @@ def test_unbatchable_ops_get_a_signature_of_their_own():
         assert len({g.sigs[y.node] for y in ys}) == 4
         np.testing.assert_allclose(bv.esum(ys).value(), [6.0, 6.0])
         assert sum(1 for r in g.memory.records if r.op is op) == 4
+
+
+def test_a_signature_records_how_many_arguments_its_nodes_have():
+    """A batch reads its nodes' arguments position by position, so every node of a
+    signature has as many; the signature records it, and the schedulers read the argument
+    counts from there (one array lookup, not one Python call per node)."""
+    from batchviz.schedule import PendingView
+
+    with bv.Graph(strategy="agenda") as g:
+        model = bv.Model(seed=0)
+        W, b = model.add_parameters((3, 3)), model.add_parameters(3)
+        hs = [bv.tanh(W @ bv.input(np.ones(3) * k) + b) for k in range(3)]
+        bv.esum([bv.sum_elems(h) for h in hs] + [bv.sum_elems(hs[0] * hs[1])])
+        for node, args in enumerate(g.args):
+            assert g.sigtab[g.sigs[node]].arity in (-1, len(args)), g.ops[node].name
+        arrays = PendingView(g, start=0).arrays()
+        np.testing.assert_array_equal(arrays.arity, [len(a) for a in g.args])
+
+
+def test_a_signature_for_nodes_of_different_argument_counts_is_refused():
+    """An op whose signature() gives nodes with different numbers of arguments the same
+    key would have a batch drop arguments; the second node is refused at the user's line,
+    and a node appended around the checks is refused when the graph's arguments are read
+    as arrays (as the schedulers of large graphs and ``bv.explain`` read them)."""
+    from batchviz.errors import ScheduleError
+    from batchviz.schedule import PendingView
+    from batchviz.ops._build import build
+    from batchviz.ops.base import Op
+
+    class Total(Op):
+        name = "test_total_without_arity_in_signature"
+        arity = None
+
+        def infer_shape(self, shapes, attrs):
+            return shapes[0]
+
+        def signature(self, graph, args, attrs, shape):
+            return (self.name, shape), ()  # the number of arguments is missing
+
+        def forward(self, xp, ins, attrs, n):
+            return sum(ins)
+
+        def backward(self, xp, ins, out, g, attrs, n, needs):
+            return [g] * len(ins)
+
+    op = Total()
+    with bv.Graph(strategy="agenda") as g:
+        x = bv.input(np.ones(2))
+        build(op, (x, x))
+        with pytest.raises(TypeError, match="nodes of 2 and of 3 arguments the same key"):
+            build(op, (x, x, x))
+    with bv.Graph(strategy="agenda") as g:
+        x = bv.input(np.ones(2))
+        y = build(op, (x, x))
+        z = g.push(op, (x.node,), None, (2,), g.sigs[y.node], 2)  # around the checks
+        with pytest.raises(ScheduleError, match=rf"node {z.node} \(test_total.*\) has 1 argument"):
+            PendingView(g).arrays().arg_flat

@@ -184,7 +184,7 @@ def register(op: Op) -> Op:
     REGISTRY[op.name] = op
     if op.elementwise and op.batchable and op.arity is not None:
         op.fixed_signature = len(FIXED_SIGNATURES)
-        FIXED_SIGNATURES.append(SignatureInfo((op.name,), op, (), op.cheap))
+        FIXED_SIGNATURES.append(SignatureInfo((op.name,), op, (), op.cheap, arity=op.arity))
     return op
 
 

@@ -210,6 +210,7 @@ class PendingArrays:
     ``sig``, ``depth``: signature and depth per local id; ``pending``: whether the node is
     scheduled (not a parameter); ``nodes``: the pending node ids in creation order.
     Computed when first read (a strategy that only sorts nodes never needs them):
+    ``arity``: per local id, its number of arguments (from its signature);
     ``arg_ptr``, ``arg_flat``: local node ``k``'s arguments (global ids, parameters and
     done nodes included) are ``arg_flat[arg_ptr[k]:arg_ptr[k + 1]]``; ``edge_arg``,
     ``edge_user``: one pair of local ids per pending argument of a pending node, ordered by
@@ -230,16 +231,33 @@ class PendingArrays:
         self.nodes += start
 
     @cached_property
+    def arity(self) -> np.ndarray:
+        """Per local id: the node's number of arguments, read from its signature (all nodes
+        of a signature have as many: a batch reads its arguments position by position), or
+        from the nodes themselves when a signature has not recorded it."""
+        infos = self._view.graph.sigtab.infos
+        of_signature = np.fromiter((info.arity for info in infos), dtype=np.int64,
+                                   count=len(infos))
+        arity = of_signature[self.sig]
+        if len(arity) and arity.min() < 0:
+            args = _part(self._view.args, self.start, self._view.end)
+            arity = int64_array(map(len, args), len(args))
+        return arity
+
+    @cached_property
     def arg_ptr(self) -> np.ndarray:
-        args = _part(self._view.args, self.start, self._view.end)
-        arg_ptr = np.zeros(len(args) + 1, dtype=np.int64)
-        np.cumsum(int64_array(map(len, args), len(args)), out=arg_ptr[1:])
+        arg_ptr = np.zeros(len(self.sig) + 1, dtype=np.int64)
+        np.cumsum(self.arity, out=arg_ptr[1:])
         return arg_ptr
 
     @cached_property
     def arg_flat(self) -> np.ndarray:
         args = _part(self._view.args, self.start, self._view.end)
-        return int64_array(chain.from_iterable(args), int(self.arg_ptr[-1]))
+        total = int(self.arg_ptr[-1])
+        try:
+            return int64_array(chain.from_iterable(args), total)
+        except struct.error:  # some node has another number of arguments than its signature
+            raise _mixed_arity(self._view, args, self.arity) from None
 
     @cached_property
     def _pending_args(self) -> tuple:
@@ -248,10 +266,9 @@ class PendingArrays:
         keep = ~self._done_mask[self.arg_flat]
         edge_arg = self.arg_flat[keep]
         edge_arg -= self.start
-        n_pending_args = _run_sums(keep, self.arg_ptr)
-        edge_ptr = np.zeros(len(n_pending_args) + 1, dtype=np.int64)
-        np.cumsum(n_pending_args, out=edge_ptr[1:])
-        edge_user = np.repeat(np.arange(len(n_pending_args), dtype=np.int64), n_pending_args)
+        edge_user = self.arg_user[keep]
+        edge_ptr = np.zeros(len(self.sig) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(edge_user, minlength=len(self.sig)), out=edge_ptr[1:])
         return edge_arg, edge_ptr, edge_user
 
     @property
@@ -269,7 +286,20 @@ class PendingArrays:
     @property
     def arg_user(self) -> np.ndarray:
         """Per entry of ``arg_flat``: the local id of the node it is an argument of."""
-        return np.repeat(np.arange(len(self.arg_ptr) - 1, dtype=np.int64), np.diff(self.arg_ptr))
+        return np.repeat(np.arange(len(self.sig), dtype=np.int64), self.arity)
+
+
+def _mixed_arity(view, args: list, recorded: np.ndarray) -> ScheduleError:
+    """The error for a signature whose nodes have different numbers of arguments: a batch
+    of them would read its arguments position by position and drop some."""
+    counts = int64_array(map(len, args), len(args))
+    k = int(np.flatnonzero(counts != recorded)[0])
+    node = view.start + k
+    sig = view.signature[node]
+    return ScheduleError(
+        f"node {node} ({view.op_name(node)}) has {int(counts[k])} argument(s), but its "
+        f"signature {view.signature_name(sig)!r} was made for nodes of {int(recorded[k])}: an "
+        f"op's signature() must tell apart nodes with different numbers of arguments")
 
 
 def users_by_argument(edge_user: np.ndarray, edge_arg: np.ndarray, n: int) -> tuple:
@@ -280,16 +310,6 @@ def users_by_argument(edge_user: np.ndarray, edge_arg: np.ndarray, n: int) -> tu
     user_start = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(edge_arg, minlength=n), out=user_start[1:])
     return user_start, edge_user[order]
-
-
-def _run_sums(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
-    """``[values[ptr[k]:ptr[k + 1]].sum() for k ...]`` (runs may be empty)."""
-    lengths = np.diff(ptr)
-    if len(values) == 0:
-        return np.zeros(len(lengths), dtype=np.int64)
-    sums = np.add.reduceat(values, np.minimum(ptr[:-1], len(values) - 1), dtype=np.int64)
-    sums[lengths == 0] = 0  # reduceat gives values[ptr[k]] for an empty run
-    return sums
 
 
 def int64_array(ints, count: int) -> np.ndarray:

@@ -148,6 +148,32 @@ def scatter_add(target, index, values) -> None:
         cupyx.scatter_add(target, index, values)
 
 
+def segment_sums(rows, counts):
+    """``(len(counts), ...)``: the sums of consecutive runs of ``rows``, run ``i`` being the
+    next ``counts[i]`` rows (each at least one). A batch of sums of different numbers of
+    arguments adds each node's arguments this way. NumPy: one ``add.reduceat``; another
+    backend: the rows scattered onto their run's sum (:func:`_segment_sums_by_scatter`)."""
+    if state.xp is np:
+        starts = np.zeros(len(counts), dtype=np.intp)
+        np.cumsum(counts[:-1], out=starts[1:])
+        return np.add.reduceat(rows, starts, axis=0)
+    return _segment_sums_by_scatter(state.xp, rows, counts)
+
+
+def _segment_sums_by_scatter(xp, rows, counts):
+    """:func:`segment_sums` with one ``add.at`` kernel: each row added onto the sum of its
+    run (the run numbers go to the device once)."""
+    runs = np.repeat(np.arange(len(counts), dtype=np.intp), counts)
+    if xp is not np:
+        runs = to_device_index(runs)
+    sums = xp.zeros((len(counts),) + rows.shape[1:], dtype=rows.dtype)
+    if xp is np:
+        np.add.at(sums, runs, rows)
+    else:
+        scatter_add(sums, runs, rows)
+    return sums
+
+
 def _add_rows(target, rows, values) -> None:
     """``target[rows] += values`` for whole rows (a lookup table's gradient): sort the rows,
     sum the values of each distinct row with one ``add.reduceat``, add once per row. NumPy's

@@ -31,7 +31,7 @@ class SignatureInfo:
     #: (:meth:`batchviz.ops.base.Op.storage_blocks`)
     blocks: int = 1
     #: how many arguments every node of the signature has (a batch reads them position by
-    #: position, so they must agree); -1 when not recorded
+    #: position, so they must agree); -1 when not recorded, or for an ``Op.any_arity`` op
     arity: int = -1
 
     def describe(self, graph=None) -> str:
@@ -57,6 +57,8 @@ class SignatureTable:
         """The integer of ``key``; a new one for a key not seen before, whose node of
         ``shape`` and ``attrs`` tells what every node of the signature keeps in memory, and
         of ``arity`` how many arguments each has."""
+        if op.any_arity:
+            arity = -1  # its nodes may have any number of arguments
         sig = self.ids.get(key)
         if sig is not None:
             known = self.infos[sig].arity
@@ -77,6 +79,10 @@ class SignatureTable:
             if op.one_gather and not op.elementwise:
                 raise TypeError(f"{op.name}: only an element-wise op may read all its "
                                 "arguments with one gather (one_gather)")
+            if op.any_arity and not op.one_gather:
+                raise TypeError(f"{op.name}: only an op that reads all its arguments with "
+                                "one gather (one_gather) may batch nodes of any number of "
+                                "arguments (any_arity)")
             sig = len(self.infos)
             self.ids[key] = sig
             self.infos.append(SignatureInfo(key, op, shared, op.cheap, op.block_reads(key),

@@ -42,11 +42,13 @@ def _small_tree(P):
 
 
 def _sums(P, k, op):
-    """``op`` (esum or average) in three signatures. Three or six matrices, one node given
-    more than once (k even): a batch of one size, which reads every argument with one gather
-    (``Op.one_gather``), whose gradient adds into that node once per use; six arguments are
-    added in one reduction (``ESum.ADD_IN_TURN_MAX``). Two vectors (k = 1) or two matrices
-    (k = 3): a batch of two sizes, read position by position."""
+    """``op`` (esum or average) of 3, 6 or 2 matrices (k = 0, 2, 3) and of 2 vectors (k = 1).
+    A sum's signature names its shape, not its number of terms, so the three sums of
+    matrices are one batch of nodes of different numbers of arguments (``Op.any_arity``):
+    it reads every argument with one gather (``Op.one_gather``) and adds each node's run of
+    rows; one node is given more than once, so its gradient adds into it once per use. On
+    its own (under ``none``), the sum of six is added in one reduction
+    (``ESum.ADD_IN_TURN_MAX``)."""
     if k % 2 == 0:
         x, y = v(P[3]), v(P[4])
         return op([x, x, y] if k % 4 == 0 else [x, y, x, y, x, y])

@@ -243,3 +243,59 @@ def test_a_signature_for_nodes_of_different_argument_counts_is_refused():
         z = g.push(op, (x.node,), None, (2,), g.sigs[y.node], 2)  # around the checks
         with pytest.raises(ScheduleError, match=rf"node {z.node} \(test_total.*\) has 1 argument"):
             PendingView(g).arrays().arg_flat
+
+
+def test_sums_of_any_number_of_terms_run_as_one_batch(float64):
+    """A sum is element-wise: its signature names its shape, not its number of terms, so the
+    losses of sentences of three lengths add up in one batch (the kernel adds each node's
+    run of rows), with the values and gradients of running every sum on its own."""
+    model = bv.Model(seed=0)
+    W = model.add_parameters((2, 2), init="normal")
+    lengths = (3, 5, 2)
+
+    def run(strategy):
+        model.zero_grad()
+        with bv.Graph(strategy=strategy) as g:
+            sums = []
+            for n in lengths:
+                terms = [bv.sum_elems(bv.tanh(W @ bv.input(np.full(2, 0.1 * (k + 1)))))
+                         for k in range(n)]
+                sums.append(bv.average(terms) if n == 5 else bv.esum(terms))
+            loss = bv.esum([s * (i + 1.0) for i, s in enumerate(sums)])
+            value = loss.value()
+            loss.backward()
+            esums = [r for r in g.memory.records if r.op.name == "esum" and len(r.nodes) > 1]
+        return value, W.grad.copy(), esums
+
+    value, grad, _ = run("none")
+    for strategy in ("depth", "agenda"):
+        v, gr, esums = run(strategy)
+        assert v == pytest.approx(value, rel=1e-12)
+        np.testing.assert_allclose(gr, grad, rtol=1e-12)
+    assert [r.counts for r in esums] == [[3, 2]]  # agenda: both esums in one batch
+
+
+def test_segment_sums_without_reduceat_add_the_same_runs():
+    """CuPy's path of segment_sums (the rows scattered onto their run's sum, no reduceat),
+    run on NumPy, against NumPy's reduceat."""
+    from batchviz.backend import _segment_sums_by_scatter, segment_sums
+
+    rng = np.random.default_rng(0)
+    rows = rng.normal(size=(9, 4))
+    counts = [3, 1, 5]
+    expected = np.stack([rows[:3].sum(0), rows[3], rows[4:].sum(0)])
+    np.testing.assert_allclose(segment_sums(rows, counts), expected, rtol=1e-12)
+    np.testing.assert_allclose(_segment_sums_by_scatter(np, rows, counts), expected, rtol=1e-12)
+
+
+def test_any_arity_needs_one_gather():
+    from batchviz.ops.base import Op
+    from batchviz.signature import SignatureTable
+
+    class Loose(Op):
+        name = "test_loose_any_arity"
+        elementwise = True
+        any_arity = True
+
+    with pytest.raises(TypeError, match="only an op that reads all its arguments with one gather"):
+        SignatureTable([]).intern(("test_loose_any_arity",), Loose())

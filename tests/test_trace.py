@@ -230,7 +230,7 @@ def test_a_sum_reads_all_its_arguments_with_one_read():
     for strategy in ("agenda", "depth"):
         g, loss, _ = figure1(strategy)
         t = bv.trace(loss, strategy)
-        step = next(s for s in t.steps if s.signature_name == "esum-3args")
+        step = next(s for s in t.steps if s.signature_name == "esum-1")
         assert [(a.position, a.positions) for a in step.arguments] == [(0, 3)]
         reads[strategy] = step.arguments[0]
         loss.value()

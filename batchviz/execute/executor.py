@@ -31,7 +31,8 @@ class BatchRecord:
     """One executed batch: what the backward pass and the traces need to know."""
 
     __slots__ = ("index", "sig", "op", "nodes", "attrs", "arena", "start", "stop", "ins",
-                 "out", "sources", "needs", "requires_grad", "block_stride", "together")
+                 "out", "sources", "needs", "requires_grad", "block_stride", "together",
+                 "counts")
 
     def __repr__(self) -> str:
         kinds = ",".join(s[0] for s in self.sources)
@@ -157,8 +158,9 @@ def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats
         args = itemgetter(*batch)(graph.args)
     elementwise = op.elementwise
     rec.together = op.one_gather and isinstance(out_sizes, int)
+    rec.counts = None
     if rec.together:
-        ins, sources, needs = _read_together(graph, mem, args, out_sizes, stats)
+        ins, sources, needs, rec.counts = _read_together(graph, mem, args, out_sizes, stats)
     else:
         ins, sources, needs = _read_positions(graph, mem, info, args, out_sizes, stats)
     requires_grad = bool(info.shared) or any(needs)
@@ -176,7 +178,9 @@ def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats
     if op.writes_output:  # the kernel writes straight into the batch's segment
         op.forward(xp, ins, rec.attrs, n, out=out.reshape(shape))
     else:
-        if rec.together:
+        if rec.counts is not None:  # nodes of different numbers of arguments
+            result = op.forward_segments(xp, ins[0], rec.counts, rec.attrs, n)
+        elif rec.together:
             result = op.forward_together(xp, ins[0], rec.attrs, n)
         else:
             result = op.forward(xp, ins, rec.attrs, n)
@@ -222,14 +226,18 @@ def _read_positions(graph, mem, info, args: tuple, out_sizes, stats) -> tuple:
 
 
 def _read_together(graph, mem, args: tuple, size: int, stats) -> tuple:
-    """``(ins, sources, needs)`` of a batch of a ``one_gather`` op whose values are all
-    ``size`` long: all arguments of all nodes in one gather, node after node, one input
-    (the block, shaped ``(n, k, size)``), one source."""
+    """``(ins, sources, needs, counts)`` of a batch of a ``one_gather`` op whose values are
+    all ``size`` long: all arguments of all nodes in one gather, node after node, one input,
+    one source. The input is the block shaped ``(n, k, size)`` when every node has ``k``
+    arguments (``counts`` None), else ``(rows, size)`` with ``counts``, each node's number
+    of arguments (an ``Op.any_arity`` op)."""
     n, k = len(args), len(args[0])
     nodes = tuple(chain.from_iterable(args))
     block, source = mem.gather(graph, nodes, size, stats)
     source, need = _with_origin(mem, nodes, source)
-    return [block.reshape(n, k, size)], [source], [need]
+    if len(nodes) == n * k and (n == 1 or all(len(a) == k for a in args)):
+        return [block.reshape(n, k, size)], [source], [need], None
+    return [block.reshape(len(nodes), size)], [source], [need], list(map(len, args))
 
 
 def _with_origin(mem, nodes, source) -> tuple:
@@ -276,7 +284,10 @@ def run_backward(graph, loss: int) -> None:
         g = grads[rec.arena][rec.start:rec.stop]
         if not rec.op.elementwise:
             g = g.reshape(rec.out.shape)
-        if rec.together:  # one gather read every position: one gradient, node after node
+        if rec.counts is not None:  # nodes of different numbers of arguments
+            arg_grads = [rec.op.backward_segments(xp, rec.ins[0], rec.counts, rec.out, g,
+                                                  rec.attrs, len(rec.nodes))]
+        elif rec.together:  # one gather read every position: one gradient, node after node
             arg_grads = [rec.op.backward_together(xp, rec.ins[0], rec.out, g, rec.attrs, len(rec.nodes))]
         else:
             arg_grads = rec.op.backward(xp, rec.ins, rec.out, g, rec.attrs, len(rec.nodes), rec.needs)

@@ -52,6 +52,12 @@ class Op:
     #: batch runs :meth:`forward_together` and :meth:`backward_together` on the gathered
     #: block, shaped ``(n, k, size)``
     one_gather: bool = False
+    #: a ``one_gather`` op whose nodes batch whatever their number of arguments (its
+    #: signature leaves the number out: an element-wise sum is one operation, §3's rule for
+    #: element-wise ops). A batch whose nodes have different numbers of arguments gets
+    #: them as rows, node after node, and runs :meth:`forward_segments` and
+    #: :meth:`backward_segments`
+    any_arity: bool = False
 
     # -- construction -------------------------------------------------------------------
     def infer_shape(self, shapes: list[tuple], attrs) -> tuple:
@@ -127,6 +133,17 @@ class Op:
         grads = self.backward(xp, [block[:, j] for j in range(k)], out.reshape(n, -1),
                               gout.reshape(n, -1), attrs, n, [True] * k)
         return xp.stack([grad.reshape(n, -1) for grad in grads], axis=1)
+
+    def forward_segments(self, xp, rows, counts: list, attrs: list, n: int):
+        """:meth:`forward_together` of an ``any_arity`` batch whose nodes have different
+        numbers of arguments: ``rows`` is ``(sum(counts), size)``, node ``i``'s arguments
+        being the next ``counts[i]`` rows. Returns ``(n, size)``."""
+        raise NotImplementedError(f"{self.name}: any_arity needs forward_segments")
+
+    def backward_segments(self, xp, rows, counts: list, out, gout, attrs: list, n: int):
+        """:meth:`backward_together` of such a batch: the gradient of ``rows``, one array of
+        ``rows``' shape. (``out`` and ``gout`` come flat.)"""
+        raise NotImplementedError(f"{self.name}: any_arity needs backward_segments")
 
     # -- presentation -------------------------------------------------------------------
     def describe_signature(self, key: tuple, graph=None) -> str:

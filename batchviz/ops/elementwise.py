@@ -7,6 +7,9 @@ executor concatenates the nodes' values). Multi-argument element-wise ops (``add
 """
 from __future__ import annotations
 
+import numpy as np
+
+from ..backend import segment_sums, to_device
 from .base import Op, register, same_shapes
 from ._build import binary_elementwise, build, unary_elementwise
 
@@ -145,20 +148,24 @@ class CDiv(Elementwise):
 
 
 class ESum(Elementwise):
-    """Sum of k same-shaped expressions. Batches only with other k-ary sums, since the
-    kernel adds k arrays. A batch reads its k arguments with one gather (``one_gather``) and
-    sums that block over its axis of arguments."""
+    """Sum of k same-shaped expressions. An element-wise operation, so sums of any number
+    of arguments batch together (``any_arity``; the signature names the shape, so that a
+    batch's values are all one size). A batch reads all its arguments with one gather
+    (``one_gather``): when every node has k of them it sums that ``(n, k, size)`` block
+    over its axis of arguments, otherwise it sums each node's run of rows
+    (:func:`batchviz.backend.segment_sums`)."""
 
     name = "esum"
     arity = None
     one_gather = True
+    any_arity = True
 
     def signature(self, graph, args, attrs, shape):
-        return ("esum", len(args)), ()
+        return (self.name, shape), ()
 
     #: sums of more arguments than this add them in one reduction over their stack: a
     #: sentence's loss adds dozens of word losses, and a call per argument costs more than
-    #: copying them all once
+    #: adding them in turn
     ADD_IN_TURN_MAX = 4
 
     def forward(self, xp, ins, attrs, n):
@@ -178,15 +185,15 @@ class ESum(Elementwise):
     def backward_together(self, xp, block, out, g, attrs, n):
         return xp.broadcast_to(g.reshape(n, 1, -1), block.shape)
 
-    def describe_signature(self, key, graph=None):
-        return f"esum-{key[1]}args"
+    def forward_segments(self, xp, rows, counts, attrs, n):
+        return segment_sums(rows, counts)
+
+    def backward_segments(self, xp, rows, counts, out, g, attrs, n):
+        return xp.repeat(g.reshape(n, -1), counts, axis=0)
 
 
 class Average(ESum):
     name = "average"
-
-    def signature(self, graph, args, attrs, shape):
-        return ("average", len(args)), ()
 
     def forward(self, xp, ins, attrs, n):
         return super().forward(xp, ins, attrs, n) * (1.0 / len(ins))
@@ -200,8 +207,16 @@ class Average(ESum):
     def backward_together(self, xp, block, out, g, attrs, n):
         return xp.broadcast_to((g * (1.0 / block.shape[1])).reshape(n, 1, -1), block.shape)
 
-    def describe_signature(self, key, graph=None):
-        return f"average-{key[1]}args"
+    def forward_segments(self, xp, rows, counts, attrs, n):
+        return segment_sums(rows, counts) / _column(counts)
+
+    def backward_segments(self, xp, rows, counts, out, g, attrs, n):
+        return xp.repeat(g.reshape(n, -1) / _column(counts), counts, axis=0)
+
+
+def _column(counts):
+    """``counts`` as an ``(n, 1)`` column on the backend's device, to divide rows by."""
+    return to_device(np.asarray(counts).reshape(-1, 1))
 
 
 neg = unary_elementwise(register(Neg()), "``-x``, element by element.")

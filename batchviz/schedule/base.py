@@ -234,14 +234,15 @@ class PendingArrays:
     def arity(self) -> np.ndarray:
         """Per local id: the node's number of arguments, read from its signature (all nodes
         of a signature have as many: a batch reads its arguments position by position), or
-        from the nodes themselves when a signature has not recorded it."""
+        from the node itself for a signature without one (``Op.any_arity``)."""
         infos = self._view.graph.sigtab.infos
         of_signature = np.fromiter((info.arity for info in infos), dtype=np.int64,
                                    count=len(infos))
         arity = of_signature[self.sig]
-        if len(arity) and arity.min() < 0:
-            args = _part(self._view.args, self.start, self._view.end)
-            arity = int64_array(map(len, args), len(args))
+        unknown = np.flatnonzero(arity < 0)  # sums of any number of arguments: node by node
+        if len(unknown):
+            args, start = self._view.args, self.start
+            arity[unknown] = [len(args[start + k]) for k in unknown.tolist()]
         return arity
 
     @cached_property

@@ -48,7 +48,8 @@ def argument_reads(graph, batches: list, itemsize: int) -> list:
         if info.op.one_gather and isinstance(out_sizes, int):  # one read of every position
             nodes = [a for i in batch for a in args[i]]
             result.append([_read(graph, 0, nodes, out_sizes, [address[a] for a in nodes], False,
-                                 address, itemsize, positions=len(args[first]))])
+                                 address, itemsize,
+                                 positions=max(len(args[i]) for i in batch))])
             continue
         reads = []
         for j in range(len(args[first])):

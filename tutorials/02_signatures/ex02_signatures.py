@@ -18,8 +18,10 @@ Facts about batchviz's ops that you need (``op = graph.ops[node]``):
 * ``op.name`` is the op's name; ``op.elementwise`` is True for component-wise ops
   (``tanh``, ``logistic``, ``add``, ``cmult``, ``esum``, ...), whose kernels see all nodes of
   a batch as one flat array.
-* ``esum`` and ``average`` take any number of arguments, and their kernel adds ``k`` flat
-  arrays: only sums of equally many terms can share it.
+* ``esum`` and ``average`` take any number of arguments. Their kernel gathers every term of
+  every node of the batch into one block of rows and adds each node's run of rows, so a
+  sum of 2 terms and a sum of 40 can share it; but the rows must all be one size, so only
+  sums of one shape can.
 * Ops with a *shared* argument: ``matmul`` (position 0, the matrix), ``affine``
   (``affine_transform([b, W1, x1, W2, x2, ...])``: position 0 and every odd position) and
   ``lookup`` (position 0, the table). Such a position is shared only when its argument is a
@@ -32,16 +34,16 @@ Facts about batchviz's ops that you need (``op = graph.ops[node]``):
 """
 
 
-def elementwise_signature(op_name, n_args):
+def elementwise_signature(op_name, output_shape):
     """Component-wise ops: which ``tanh`` nodes (or ``add``, ``esum``, ...) may batch?
 
-    ``n_args`` is the node's number of arguments. Shapes do not matter: a ``tanh`` of a
+    ``output_shape`` is the node's shape. For most, shapes do not matter: a ``tanh`` of a
     4-vector and a ``tanh`` of a 64x64 matrix run in one kernel over their concatenation.
     But remember ``esum``/``average`` (see above).
     """
     raise NotImplementedError(
-        "Exercise 2: return the signature of a component-wise op: its name, plus the number of "
-        "arguments for the variadic ones (esum, average)")
+        "Exercise 2: return the signature of a component-wise op: its name, plus the output "
+        "shape for the sums (esum, average)")
 
 
 def dimension_sensitive_signature(op_name, output_shape, argument_shapes, bounds=None):
@@ -83,4 +85,4 @@ def signature(graph, node):
     """
     raise NotImplementedError(
         "Exercise 2: choose the rule from graph.ops[node] (elementwise? shareable positions?) and "
-        "call it with the node's name, argument count, shapes, shared node ids or bounds")
+        "call it with the node's name, shapes, shared node ids or bounds")

@@ -27,13 +27,15 @@ def of_ops(graph, names):
 @pytest.mark.points(2)
 def test_elementwise_rule(student):
     rule = student.elementwise_signature
-    if rule("tanh", 1) != rule("tanh", 1):
-        fail("two tanh nodes must get equal signatures: component-wise ops batch by name alone")
-    if rule("tanh", 1) == rule("log", 1) or rule("add", 2) == rule("cmult", 2):
+    if rule("tanh", (4,)) != rule("tanh", (64, 64)):
+        fail("a tanh of a 4-vector and one of a 64x64 matrix must get equal signatures: "
+             "component-wise ops batch by name alone")
+    if rule("tanh", (4,)) == rule("log", (4,)) or rule("add", (4,)) == rule("cmult", (4,)):
         fail("different component-wise ops must get different signatures (tanh vs log, add vs cmult)")
-    if rule("esum", 2) == rule("esum", 3):
-        fail("esum of 2 and esum of 3 terms cannot share a kernel (it adds k flat arrays): put "
-             "the number of arguments in the signature of esum and average")
+    if rule("esum", (4,)) == rule("esum", (2, 3)):
+        fail("a sum of 4-vectors and a sum of 2x3 matrices cannot share a kernel (it adds each "
+             "node's rows, which must all be one size): put the shape in the signature of esum "
+             "and average")
     rng = np.random.default_rng(0)
     graph = bv.Graph()
     with graph_scope(graph):
@@ -43,8 +45,8 @@ def test_elementwise_rule(student):
         bv.logistic(ts[0]), bv.logistic(ts[1]), ts[0] + ts[2], bv.cmult(ts[0], ts[2])
         bv.esum([ts[0], ts[2]]), bv.esum([ts[0], ts[2], ts[0]]), bv.esum([ts[1], ts[1]])
     nodes = [i for i in scheduled(graph) if graph.ops[i].elementwise]
-    assert_same_partition(graph, nodes, lambda n: rule(graph.ops[n].name, len(graph.args[n])),
-                          "component-wise ops of different shapes")
+    assert_same_partition(graph, nodes, lambda n: rule(graph.ops[n].name, graph.shapes[n]),
+                          "component-wise ops of different shapes and numbers of arguments")
 
 
 def dimension_key(student, graph, n):

@@ -1,11 +1,11 @@
 """Reference solution of exercise 2 (node signatures, Appendix A)."""
 
-VARIADIC = {"esum", "average"}
+SUMS = {"esum", "average"}
 
 
-def elementwise_signature(op_name, n_args):
-    if op_name in VARIADIC:
-        return (op_name, n_args)
+def elementwise_signature(op_name, output_shape):
+    if op_name in SUMS:
+        return (op_name, tuple(output_shape))
     return (op_name,)
 
 
@@ -28,7 +28,7 @@ def signature(graph, node):
     op = graph.ops[node]
     args = graph.args[node]
     if op.elementwise:
-        return elementwise_signature(op.name, len(args))
+        return elementwise_signature(op.name, graph.shapes[node])
     if op.name in SHAREABLE_POSITIONS:
         shareable = SHAREABLE_POSITIONS[op.name](len(args))
         keys = []

@@ -227,6 +227,25 @@ def print_results(title: str, results: dict, unit: str = "sent/s") -> None:
         "construct", "batching", "forward", "bwd graph", "backward", "update"], rows, title=title))
 
 
+def paired_lines(totals: dict) -> list:
+    """Each mode against the one timed just before it in every round (the modes take turns,
+    so the two steps of a round ran side by side): the median over rounds of the time
+    ratio, and in how many rounds the mode was the faster. On a busy machine this moves
+    less than a ratio of two fastest steps."""
+    modes = list(totals)
+    lines = []
+    for before, mode in zip(modes, modes[1:]):
+        a, b = np.asarray(totals[before]), np.asarray(totals[mode])
+        lines.append(f"  {mode} against {before}: {float(np.median(a / b)):.3f}x as fast in the "
+                     f"median round, faster in {int((b < a).sum())} of {len(a)} rounds")
+    return lines
+
+
+def print_paired(totals: dict) -> None:
+    print("round by round (each mode against the one before it):")
+    print("\n".join(paired_lines(totals)))
+
+
 def finish(task: str, settings: dict, machine_rate: dict, products: Products,
            results: dict, instances: int, quick: bool) -> dict:
     """Print the efficiency formula, save ``results/<task>.json``, return the payload."""
@@ -311,4 +330,6 @@ def run_modes(task: str, title: str, builders: dict, trainer, products: Products
                                   machine_rate["gemm_flops_per_s"], totals[mode])
                for mode, t in best.items()}
     print_results(title, results, unit)
+    if repeat > 1:
+        print_paired(totals)
     return finish(task, settings, machine_rate, products, results, instances, quick)

@@ -159,3 +159,11 @@ def test_a_partial_run_leaves_the_saved_results_alone(tmp_path, monkeypatch, cap
     monkeypatch.setattr(harness, "MODES", None)
     harness.finish("treelstm", {}, dict(rate), products, {"agenda": entry}, 1, quick=False)
     assert json.loads((tmp_path / "treelstm.json").read_text())["results"]["agenda"]["sentences_per_s"] == 2.0
+
+
+def test_paired_lines_compare_each_mode_with_the_one_timed_before_it():
+    from benchmarks.harness import paired_lines
+
+    lines = paired_lines({"depth": [1.0, 2.0, 1.0], "agenda": [0.5, 4.0, 0.8]})
+    assert lines == ["  agenda against depth: 1.250x as fast in the median round, "
+                     "faster in 2 of 3 rounds"]

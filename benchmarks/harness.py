@@ -262,11 +262,9 @@ def finish(task: str, settings: dict, machine_rate: dict, products: Products,
                "settings": settings, "machine": machine,
                "flops_per_minibatch": products.training_flops, "flop_formula": FLOP_FORMULA,
                "results": results}
-    if quick:
-        pass
-    elif MODES is not None:
+    if not quick and MODES is not None:
         print(f"partial run (--modes {','.join(results)}): {results_dir()} left as it was")
-    else:
+    elif not quick:
         path = write_json(results_dir() / f"{task}.json", payload)
         print(f"saved {path}")
     return payload

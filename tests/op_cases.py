@@ -46,9 +46,7 @@ def _sums(P, k, op):
     A sum's signature names its shape, not its number of terms, so the three sums of
     matrices are one batch of nodes of different numbers of arguments (``Op.any_arity``):
     it reads every argument with one gather (``Op.one_gather``) and adds each node's run of
-    rows; one node is given more than once, so its gradient adds into it once per use. On
-    its own (under ``none``), the sum of six is added in one reduction
-    (``ESum.ADD_IN_TURN_MAX``)."""
+    rows; one node is given more than once, so its gradient adds into it once per use."""
     if k % 2 == 0:
         x, y = v(P[3]), v(P[4])
         return op([x, x, y] if k % 4 == 0 else [x, y, x, y, x, y])

@@ -299,3 +299,33 @@ def test_any_arity_needs_one_gather():
 
     with pytest.raises(TypeError, match="only an op that reads all its arguments with one gather"):
         SignatureTable([]).intern(("test_loose_any_arity",), Loose())
+
+
+@pytest.mark.parametrize("name", ["esum", "average"])
+def test_a_sums_kernels_agree(name):
+    """A sum's kernel by argument positions (the op's definition), over the ``(n, k, size)``
+    block (every node with k terms) and over rows (nodes of different numbers of terms)
+    give the same values and gradients."""
+    from batchviz.ops.base import REGISTRY
+
+    op = REGISTRY[name]
+    rng = np.random.default_rng(1)
+    block = rng.normal(size=(2, 3, 4))
+    g = rng.normal(size=(2, 4))
+    by_position = op.forward(np, [block[:, j] for j in range(3)], [None] * 2, 2)
+    np.testing.assert_allclose(op.forward_together(np, block, [None] * 2, 2), by_position)
+    np.testing.assert_allclose(op.forward_segments(np, block.reshape(6, 4), [3, 3], [None] * 2, 2),
+                               by_position)
+    grads = op.backward(np, [block[:, j] for j in range(3)], by_position, g, [None] * 2, 2,
+                        [True] * 3)
+    expected = np.stack(grads, axis=1)
+    np.testing.assert_allclose(op.backward_together(np, block, by_position, g, [None] * 2, 2),
+                               expected)
+    np.testing.assert_allclose(op.backward_segments(np, block.reshape(6, 4), [3, 3],
+                                                    by_position, g, [None] * 2, 2),
+                               expected.reshape(6, 4))
+    rows = rng.normal(size=(5, 4))  # two nodes, of 2 and of 3 terms
+    sums = np.stack([rows[:2].sum(0), rows[2:].sum(0)])
+    if name == "average":
+        sums /= np.array([[2.0], [3.0]])
+    np.testing.assert_allclose(op.forward_segments(np, rows, [2, 3], [None] * 2, 2), sums)

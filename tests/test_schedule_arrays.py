@@ -20,6 +20,7 @@ from batchviz.explain.copies import CopyCounts, count_copies
 from batchviz.explain.flops import total_flops
 from batchviz.schedule import (AgendaBatching, DepthBatching, FlatSchedule, NoBatching,
                                PendingView, Strategy, average_depths, flat_schedule)
+from batchviz.schedule.base import stable_argsort
 from batchviz.schedule.lookahead import LookaheadBatching, SignatureLevels
 
 from models import (Params, load_tutorial_graphs, lstm_models_loss, random_dag_losses,
@@ -318,6 +319,13 @@ def test_depth_priorities_and_dependencies_equal_plain_loops(params):
             assert unresolved[i - start] == len(view.pending_args(i))
             assert users[user_start[i - start]:user_start[i - start + 1]] == [
                 u for u in view.nodes for a in view.pending_args(u) if a == i]
+
+
+def test_stable_argsort_equals_numpys_on_narrow_and_wide_keys():
+    rng = np.random.default_rng(0)
+    for bound in (7, 1 << 16, (1 << 16) + 1, 10**9):  # the 16-bit radix sort, then the default
+        keys = rng.integers(0, bound, 5000)
+        assert (stable_argsort(keys, bound) == np.argsort(keys, kind="stable")).all()
 
 
 # --- the flat form ------------------------------------------------------------------------

@@ -214,8 +214,15 @@ class _Agenda:
         """Put ``nodes`` on the agenda, keeping their order within each signature."""
         ranks = self.rank[nodes]
         lowest = ranks.min()
-        if lowest == ranks.max():   # usually: one signature (two reductions, no sort)
+        highest = ranks.max()
+        if lowest == highest:       # usually: one signature (two reductions, no sort)
             self._add(int(lowest), nodes)
+            return
+        if highest - lowest < 4:    # a few neighbouring ranks: one mask each, no sort
+            for r in range(int(lowest), int(highest) + 1):
+                of_rank = nodes[ranks == r]
+                if len(of_rank):
+                    self._add(r, of_rank)
             return
         by_rank = ranks.argsort(kind="stable")
         ranks = ranks[by_rank]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import FlatSchedule, PendingView, Schedule, Strategy
+from .base import FlatSchedule, PendingView, Schedule, Strategy, stable_argsort
 
 
 class NoBatching(Strategy):
@@ -58,8 +58,9 @@ class DepthBatching(Strategy):
         local = a.nodes - a.start
         if len(local) == 0:
             return FlatSchedule(local, np.zeros(0, dtype=np.int64))
-        key = a.depth[local] * (int(a.sig.max()) + 1) + a.sig[local]
-        by_key = np.argsort(key, kind="stable")
+        n_sigs = int(a.sig.max()) + 1
+        key = a.depth[local] * n_sigs + a.sig[local]
+        by_key = stable_argsort(key, (int(a.depth.max()) + 1) * n_sigs)
         key = key[by_key]
         cuts = np.flatnonzero(key[1:] != key[:-1]) + 1
         sizes = np.diff(np.concatenate(([0], cuts, [len(key)])))

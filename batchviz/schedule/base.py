@@ -317,9 +317,11 @@ def stable_argsort(keys: np.ndarray, bound: int) -> np.ndarray:
     """``np.argsort(keys, kind="stable")`` for keys in ``range(bound)``.
 
     NumPy sorts 16-bit integers stably with a radix sort, two passes over the data, and
-    wider ones with a merge sort; so keys that fit in 16 bits (a graph of up to 65,536
-    nodes, a (depth, signature) pair of a schedule) are sorted as such: three to four times
-    faster on the 13k edges of a Tree-LSTM minibatch."""
+    wider ones with timsort; so keys that fit in 16 bits (the nodes of a graph of up to
+    65,536, a schedule's (depth, signature) pairs) are sorted as such. Measured on the
+    benchmarks' minibatches: depth's keys of a Tree-LSTM, 247 to 60 µs; the synthetic
+    BiLSTM's 36k edges by argument, 505 to 285 µs; the Tree-LSTM's edges, which come in
+    long runs that timsort finds, no faster."""
     if bound <= 1 << 16:
         keys = keys.astype(np.uint16)
     return np.argsort(keys, kind="stable")

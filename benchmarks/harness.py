@@ -227,28 +227,56 @@ def print_results(title: str, results: dict, unit: str = "sent/s") -> None:
         "construct", "batching", "forward", "bwd graph", "backward", "update"], rows, title=title))
 
 
-def paired_lines(totals: dict) -> list:
+def paired_comparisons(totals: dict, resamples: int = 2000) -> list:
     """Each mode against the one timed just before it in every round (the modes take turns,
     so the two steps of a round ran side by side): the median over rounds of the time
     ratio, and in how many rounds the mode was the faster. On a busy machine this moves
-    less than a ratio of two fastest steps."""
+    less than a ratio of two fastest steps.
+
+    With 5 rounds or more, also a 95% interval for that median, by resampling the rounds
+    (the percentile bootstrap, ``resamples`` times, seeded: the same rounds give the same
+    interval). It says whether the run can tell the two modes apart at all: when it holds
+    1, the difference is within what this machine's noise moved the rounds."""
     modes = list(totals)
-    lines = []
+    out = []
     for before, mode in zip(modes, modes[1:]):
         a, b = np.asarray(totals[before]), np.asarray(totals[mode])
-        lines.append(f"  {mode} against {before}: {float(np.median(a / b)):.3f}x as fast in the "
-                     f"median round, faster in {int((b < a).sum())} of {len(a)} rounds")
+        ratio = a / b  # above 1: ``mode`` took less time than ``before`` in that round
+        entry = {"mode": mode, "against": before, "median_ratio": float(np.median(ratio)),
+                 "faster_rounds": int((b < a).sum()), "rounds": len(a)}
+        if len(a) >= 5:
+            picks = np.random.default_rng(0).integers(0, len(a), size=(resamples, len(a)))
+            low, high = np.percentile(np.median(ratio[picks], axis=1), [2.5, 97.5])
+            entry["interval_95"] = [float(low), float(high)]
+        out.append(entry)
+    return out
+
+
+def paired_lines(comparisons: list) -> list:
+    """:func:`paired_comparisons` as text, one line per pair of modes."""
+    lines = []
+    for c in comparisons:
+        interval = ""
+        if "interval_95" in c:
+            low, high = c["interval_95"]
+            verdict = ("faster" if low > 1 else "slower" if high < 1
+                       else "no clear difference")
+            interval = f" (95% interval {low:.3f}-{high:.3f}: {verdict})"
+        lines.append(f"  {c['mode']} against {c['against']}: {c['median_ratio']:.3f}x as fast "
+                     f"in the median round{interval}, faster in {c['faster_rounds']} of "
+                     f"{c['rounds']} rounds")
     return lines
 
 
-def print_paired(totals: dict) -> None:
+def print_paired(comparisons: list) -> None:
     print("round by round (each mode against the one before it):")
-    print("\n".join(paired_lines(totals)))
+    print("\n".join(paired_lines(comparisons)))
 
 
 def finish(task: str, settings: dict, machine_rate: dict, products: Products,
-           results: dict, instances: int, quick: bool) -> dict:
-    """Print the efficiency formula, save ``results/<task>.json``, return the payload."""
+           results: dict, instances: int, quick: bool, paired: list | None = None) -> dict:
+    """Print the efficiency formula, save ``results/<task>.json``, return the payload
+    (with ``paired``, the round-by-round comparisons, when the run had several rounds)."""
     rate = machine_rate["gemm_flops_per_s"]
     print(f"efficiency = model training FLOP/s / machine GEMM FLOP/s; {FLOP_FORMULA}")
     print(f"  this minibatch: {products.training_flops / 1e9:.2f} GFLOP for {instances} instances; "
@@ -262,6 +290,8 @@ def finish(task: str, settings: dict, machine_rate: dict, products: Products,
                "settings": settings, "machine": machine,
                "flops_per_minibatch": products.training_flops, "flop_formula": FLOP_FORMULA,
                "results": results}
+    if paired:
+        payload["paired"] = paired
     if not quick and MODES is not None:
         print(f"partial run (--modes {','.join(results)}): {results_dir()} left as it was")
     elif not quick:
@@ -316,9 +346,9 @@ def run_modes(task: str, title: str, builders: dict, trainer, products: Products
                 if mode not in best or times.total < best[mode].total:
                     best[mode] = times
         if round_ >= warmup:
-            print(f"  round {round_ - warmup + 1}/{repeat}: " + ", ".join(
-                f"{m} {instances / t.total:.1f}" for m, t in best.items()) + f" {unit} (best so far)",
-                flush=True)
+            print(f"  round {round_ - warmup + 1}/{repeat} ({unit}, best so far in brackets): "
+                  + ", ".join(f"{m} {instances / totals[m][-1]:.1f} ({instances / t.total:.1f})"
+                              for m, t in best.items()), flush=True)
     for p, values in zip(params, initial):
         p.set_value(values)
     again = machine_gemm_rate(products, seconds=seconds)  # the machine's best, before or after
@@ -328,6 +358,7 @@ def run_modes(task: str, title: str, builders: dict, trainer, products: Products
                                   machine_rate["gemm_flops_per_s"], totals[mode])
                for mode, t in best.items()}
     print_results(title, results, unit)
-    if repeat > 1:
-        print_paired(totals)
-    return finish(task, settings, machine_rate, products, results, instances, quick)
+    paired = paired_comparisons(totals) if repeat > 1 else None
+    if paired:
+        print_paired(paired)
+    return finish(task, settings, machine_rate, products, results, instances, quick, paired)

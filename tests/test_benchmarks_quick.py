@@ -157,13 +157,37 @@ def test_a_partial_run_leaves_the_saved_results_alone(tmp_path, monkeypatch, cap
     assert not (tmp_path / "treelstm.json").exists()
     assert "partial run (--modes agenda)" in capsys.readouterr().out
     monkeypatch.setattr(harness, "MODES", None)
-    harness.finish("treelstm", {}, dict(rate), products, {"agenda": entry}, 1, quick=False)
-    assert json.loads((tmp_path / "treelstm.json").read_text())["results"]["agenda"]["sentences_per_s"] == 2.0
+    paired = harness.paired_comparisons({"depth": [1.0] * 5, "agenda": [0.5] * 5})
+    harness.finish("treelstm", {}, dict(rate), products, {"agenda": entry}, 1, quick=False,
+                   paired=paired)
+    saved = json.loads((tmp_path / "treelstm.json").read_text())
+    assert saved["results"]["agenda"]["sentences_per_s"] == 2.0
+    assert saved["paired"] == [{"mode": "agenda", "against": "depth", "median_ratio": 2.0,
+                                "faster_rounds": 5, "rounds": 5, "interval_95": [2.0, 2.0]}]
 
 
 def test_paired_lines_compare_each_mode_with_the_one_timed_before_it():
-    from benchmarks.harness import paired_lines
+    from benchmarks.harness import paired_comparisons, paired_lines
 
-    lines = paired_lines({"depth": [1.0, 2.0, 1.0], "agenda": [0.5, 4.0, 0.8]})
+    lines = paired_lines(paired_comparisons({"depth": [1.0, 2.0, 1.0], "agenda": [0.5, 4.0, 0.8]}))
     assert lines == ["  agenda against depth: 1.250x as fast in the median round, "
                      "faster in 2 of 3 rounds"]
+
+
+def test_paired_interval_tells_a_difference_from_noise():
+    """With 5 rounds or more the median ratio gets a resampled 95% interval: a mode that
+    is faster in every round by 10-20% is "faster"; one that wins and loses by turns is
+    "no clear difference"; the interval always holds the median itself."""
+    from benchmarks.harness import paired_comparisons, paired_lines
+
+    depth = [1.0, 1.1, 0.9, 1.2, 1.0, 1.05, 0.95, 1.1]
+    clearly = [t / r for t, r in zip(depth, [1.1, 1.2, 1.15, 1.1, 1.2, 1.12, 1.18, 1.14])]
+    by_turns = [t / r for t, r in zip(depth, [1.1, 0.9, 1.08, 0.92, 1.05, 0.95, 1.02, 0.97])]
+    for agenda, verdict in ((clearly, "faster"), (by_turns, "no clear difference")):
+        [c] = paired_comparisons({"depth": depth, "agenda": agenda})
+        low, high = c["interval_95"]
+        assert low <= c["median_ratio"] <= high
+        assert paired_comparisons({"depth": depth, "agenda": agenda}) == [c]  # seeded
+        assert f": {verdict})" in paired_lines([c])[0]
+    [slower] = paired_comparisons({"depth": clearly, "agenda": depth})
+    assert slower["interval_95"][1] < 1 and ": slower)" in paired_lines([slower])[0]

@@ -171,3 +171,17 @@ def test_one_gather_op_with_the_default_kernels(strategy, float64):
             f_minus = loss_value("none")
             p.set_value(base)
             assert grad[idx] == pytest.approx((f_plus - f_minus) / (2 * EPS), rel=1e-5, abs=1e-8)
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+def test_a_shared_weights_gradient_is_the_sum_of_its_outer_products(rows):
+    """``WeightGradient.value`` is ``sum_k g_k x_k^T`` whether it holds one row (unbatched
+    execution, computed as an outer product) or several (one matrix product)."""
+    from batchviz.ops.linalg import WeightGradient
+
+    rng = np.random.default_rng(rows)
+    g, x = rng.normal(size=(rows, 5)), rng.normal(size=(rows, 7))
+    want = sum(np.outer(g[k], x[k]) for k in range(rows))
+    got = WeightGradient(g, x).value(np)
+    assert got.shape == (5, 7)
+    np.testing.assert_allclose(got, want, rtol=1e-12)

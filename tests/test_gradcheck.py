@@ -185,3 +185,19 @@ def test_a_shared_weights_gradient_is_the_sum_of_its_outer_products(rows):
     got = WeightGradient(g, x).value(np)
     assert got.shape == (5, 7)
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 5, 600])
+def test_a_shared_matrix_times_a_batch_is_the_same_either_way_round(n):
+    """``_mm_forward`` computes ``x A^T`` for large batches and ``(A x^T)^T`` (a
+    transposed view) for the others, where OpenBLAS is faster; both are ``A @ x_i`` for
+    every node, and a caller reads rows of either."""
+    from batchviz.ops import linalg
+
+    rng = np.random.default_rng(n)
+    A, x = rng.normal(size=(12, 7)), rng.normal(size=(n, 7))
+    got = linalg._mm_forward(np, A, x, shared=True, rows=True)
+    assert got.shape == (n, 12)
+    np.testing.assert_allclose(got, np.stack([A @ v for v in x]), rtol=1e-12)
+    if n > 1:  # which way it went (a single row is contiguous either way)
+        assert got.flags.c_contiguous == (n > linalg.TRANSPOSED_UP_TO)

@@ -22,9 +22,10 @@ TASKS = {
     "treelstm": "treelstm",
     "parser": "parser",
     "report": "report",
+    "products": "products",
 }
 
-ALL = [name for name in TASKS if name not in ("overhead", "report")]
+ALL = [name for name in TASKS if name not in ("overhead", "report", "products")]
 
 
 def main(argv=None) -> int:
@@ -52,7 +53,7 @@ def main(argv=None) -> int:
     if args.modes is not None:
         modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
         unknown = [m for m in modes if m not in harness.MODE_NAMES]
-        if args.task in ("overhead", "report"):
+        if args.task in ("overhead", "report", "products"):
             parser.error(f"--modes applies to the training tasks ({', '.join(ALL)}), "
                          f"not to {args.task}")
         if unknown or not modes:

@@ -191,3 +191,18 @@ def test_paired_interval_tells_a_difference_from_noise():
         assert f": {verdict})" in paired_lines([c])[0]
     [slower] = paired_comparisons({"depth": clearly, "agenda": depth})
     assert slower["interval_95"][1] < 1 and ": slower)" in paired_lines([slower])[0]
+
+
+def test_products_benchmark_times_both_ways_round(tmp_path, capsys):
+    """``python -m benchmarks products --quick``: both forms timed for every size, and the
+    form batchviz uses named as ``columns_first`` decides."""
+    from batchviz.ops.linalg import columns_first
+
+    path = tmp_path / "products.json"
+    assert main(["products", "--quick", "--json", str(path)]) == 0
+    assert "rows/columns" in capsys.readouterr().out
+    results = json.loads(path.read_text())["results"]
+    assert [r["n"] for r in results] == [1, 8, 64]
+    for r in results:
+        assert r["rows_s"] > 0 and r["columns_s"] > 0
+        assert r["batchviz_uses"] == ("columns" if columns_first(r["W"][0], r["n"]) else "rows")

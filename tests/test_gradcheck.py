@@ -187,17 +187,19 @@ def test_a_shared_weights_gradient_is_the_sum_of_its_outer_products(rows):
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+@pytest.mark.parametrize("rows_of_A", [3, 70])
 @pytest.mark.parametrize("n", [1, 5, 600])
-def test_a_shared_matrix_times_a_batch_is_the_same_either_way_round(n):
-    """``_mm_forward`` computes ``x A^T`` for large batches and ``(A x^T)^T`` (a
-    transposed view) for the others, where OpenBLAS is faster; both are ``A @ x_i`` for
-    every node, and a caller reads rows of either."""
+def test_a_shared_matrix_times_a_batch_is_the_same_either_way_round(n, rows_of_A):
+    """``_mm_forward`` computes ``x A^T`` or ``(A x^T)^T`` (a transposed view), whichever
+    ``columns_first`` says OpenBLAS does faster; both are ``A @ x_i`` for every node, and a
+    caller reads rows of either."""
     from batchviz.ops import linalg
 
     rng = np.random.default_rng(n)
-    A, x = rng.normal(size=(12, 7)), rng.normal(size=(n, 7))
+    A, x = rng.normal(size=(rows_of_A, 7)), rng.normal(size=(n, 7))
     got = linalg._mm_forward(np, A, x, shared=True, rows=True)
-    assert got.shape == (n, 12)
+    assert got.shape == (n, rows_of_A)
     np.testing.assert_allclose(got, np.stack([A @ v for v in x]), rtol=1e-12)
     if n > 1:  # which way it went (a single row is contiguous either way)
-        assert got.flags.c_contiguous == (n > linalg.TRANSPOSED_UP_TO)
+        assert got.flags.c_contiguous == (not linalg.columns_first(rows_of_A, n))
+    assert linalg.columns_first(rows_of_A, n) == (rows_of_A == 70 and n <= 512)

@@ -16,9 +16,17 @@ from ._build import build
 from .leaves import PARAMETER
 
 
-#: up to this many nodes, a shared ``A`` times a batch of vectors is computed as
-#: ``(A x^T)^T`` even when the caller would like rows: see :func:`_mm_forward`
+#: a shared ``A`` of at least ``TRANSPOSED_MIN_ROWS`` rows times a batch of at most
+#: ``TRANSPOSED_UP_TO`` vectors is computed as ``(A x^T)^T`` even when the caller would
+#: like rows: see :func:`_mm_forward` (and ``python -m benchmarks products``)
 TRANSPOSED_UP_TO = 512
+TRANSPOSED_MIN_ROWS = 64
+
+
+def columns_first(rows_of_A: int, n: int) -> bool:
+    """Whether NumPy computes a shared ``A`` (of ``rows_of_A`` rows) times ``n`` vectors as
+    ``(A x^T)^T``, the faster way round on this BLAS (see :func:`_mm_forward`)."""
+    return n <= TRANSPOSED_UP_TO and rows_of_A >= TRANSPOSED_MIN_ROWS
 
 
 def _mm_forward(xp, A, x, shared, rows: bool = False):
@@ -27,14 +35,17 @@ def _mm_forward(xp, A, x, shared, rows: bool = False):
     gives it, when that is not slower.
 
     With a shared ``A`` the result is usually ``(A x^T)^T``, the same numbers laid out a
-    column per node (a transposed view, which the callers read as they read rows). OpenBLAS
-    computes that form faster for the batches an LSTM makes: ``(n, 256) x (256, 1024)``
-    took 1.3-1.9x less time for n = 2-12 and about 1.2x less up to n = 400, measured with
-    the two products and bias of a step; from about a thousand nodes (a minibatch's
-    Tree-LSTM leaves) ``x A^T`` is 5-10% faster, which is what ``rows`` then gets."""
+    column per node (a transposed view, which the callers read as they read rows). The BLAS
+    sees another call, and OpenBLAS 0.3.31 makes it 1.3-2x faster for batches of 2-8
+    vectors at an LSTM's shapes, and within this machine's noise (10-20% either way) up to
+    512; alternating the two in one process, a BiLSTM tagger's forward pass took 60.5 ms
+    against 69.6 (best of 10 steps). ``x A^T`` stays above 512 vectors (5-10% faster for
+    a minibatch's thousand Tree-LSTM leaves) and for an ``A`` of few rows (an output layer
+    of 9 tags: 0.6-0.9x the other way round). ``python -m benchmarks products`` measures both
+    forms at the benchmark models' shapes."""
     if shared:
         if x.ndim == 2:
-            if rows and (len(x) > TRANSPOSED_UP_TO or xp is not np):
+            if rows and (xp is not np or not columns_first(len(A), len(x))):
                 return x @ A.T
             return (A @ x.T).T
         return xp.matmul(A, x)

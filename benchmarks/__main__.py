@@ -25,7 +25,9 @@ TASKS = {
     "products": "products",
 }
 
-ALL = [name for name in TASKS if name not in ("overhead", "report", "products")]
+#: tasks that are not training runs: no modes, and not part of ``all``
+NOT_TRAINING = ("overhead", "report", "products")
+ALL = [name for name in TASKS if name not in NOT_TRAINING]
 
 
 def main(argv=None) -> int:
@@ -53,7 +55,7 @@ def main(argv=None) -> int:
     if args.modes is not None:
         modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
         unknown = [m for m in modes if m not in harness.MODE_NAMES]
-        if args.task in ("overhead", "report", "products"):
+        if args.task in NOT_TRAINING:
             parser.error(f"--modes applies to the training tasks ({', '.join(ALL)}), "
                          f"not to {args.task}")
         if unknown or not modes:

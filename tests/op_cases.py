@@ -30,6 +30,13 @@ def _second_step(P):
     return bv.lstm_step([v(P[0]), v(P[1]), v(P[2]), v(P[3]), first], [first], 2)
 
 
+def _second_projected_step(P):
+    """Two steps of a sequence as ``sequence_step`` builds them: the second reads the first
+    step node's h and cell, and adds its own input projection."""
+    first = bv.sequence_step(P[0], [P[1]], P[3], [v(P[2])], v(P[4]), v(P[5]), 2)
+    return bv.sequence_step(P[0], [P[1]], P[3], [bv.tanh(v(P[2]))], first, first, 2)
+
+
 def _small_tree(P):
     """A Tree-LSTM root over two inner nodes, one reading two leaves (step nodes that keep
     one gate block fewer), the other a leaf and a plain h and cell: the first inner node and
@@ -119,6 +126,15 @@ CASES = {
         _second_step(P),                                                    # reads a step node
         _small_tree(P),                                                     # K = 0 and K = 2
         bv.lstm_step([P[0], P[1], v(P[11]), P[3], v(P[12])], [v(P[12])], 2),  # columns
+    ][k % 4]),
+    # a sequence step as two nodes (bv.sequence_step): its input projection is the step's
+    # bias, one per node - a vector, or with the inputs' columns; and a parameter whose
+    # columns make it a bias per node (a matrix bias is never shared by the gate ops)
+    "lstm_step, projected": (_STEP_SHAPES, lambda P, k: [
+        bv.sequence_step(P[0], [P[1]], P[3], [v(P[2])], v(P[4]), v(P[5]), 2),
+        _second_projected_step(P),
+        bv.sequence_step(P[0], [P[1]], P[3], [v(P[11])], v(P[12]), v(P[12]), 2),  # columns
+        bv.lstm_step([P[3], P[3], v(P[12])], [v(P[12])], 2),
     ][k % 4]),
     "lstm_step_cell": (_STEP_SHAPES, lambda P, k: bv.lstm_step_cell([
         bv.lstm_step([P[0], P[1], v(P[2]), P[3], v(P[4])], [v(P[5])], 2),

@@ -219,13 +219,14 @@ def test_lstm_sequence_checks_every_step_and_records_sources():
         xs = [bv.input(np.ones(3)) for _ in range(5)]
         outputs = lstm.initial_state().transduce(xs)
         assert len(outputs) == 5 and len(g.sources) == len(g.ops)
-        built = g.sources[outputs[2].node:]                 # the bulk-appended steps
-        assert len(built) == 3 and all("test_nn.py" in s for s in built)
+        built = g.sources[outputs[2].node - 1:]             # the bulk-appended steps
+        assert len(built) == 3 * 2 and all("test_nn.py" in s for s in built)
         n = len(g.ops)
-        with pytest.raises(bv.ShapeError, match="lstm_step"):
+        with pytest.raises(bv.ShapeError, match="affine"):
             lstm.initial_state().transduce(xs[:3] + [bv.input(np.ones(4))])
-        # zeros x2, the first two steps (checked), one bulk step, the wrong input's node
-        assert len(g.ops) - n == 2 + 2 + 1 + 1
+        # zeros x2, the first two steps (checked), one bulk step, the wrong input's node;
+        # a step is two nodes (its input projection, then the step node)
+        assert len(g.ops) - n == 2 + 2 * 2 + 2 * 1 + 1
 
 
 def test_builders_relearn_their_units_when_the_graph_changes(float64):
@@ -249,13 +250,36 @@ def test_builders_relearn_their_units_when_the_graph_changes(float64):
         before = outputs()
         with bv.Graph() as second:
             inside = outputs()
-            assert lstm._unit.graph is second and cell._inner_unit.graph is second
+            assert lstm._steps[0].graph is second and cell._inner_unit.graph is second
         again = outputs()
-        assert lstm._unit.graph is first
+        assert lstm._steps[0].graph is first
     with bv.Graph():
         after = outputs()
     for values in (inside, again, after):
         np.testing.assert_array_equal(values, before)
+
+
+@pytest.mark.parametrize("strategy", ["depth", "agenda"])
+def test_a_minibatchs_input_projections_run_as_one_batch_per_direction(strategy):
+    """A sequence step is two nodes: its input projection b + W_x x does not wait for the
+    recurrence, so both strategies run the projections of every word of every sentence as
+    one batch per direction (one large product), while the step nodes batch per time step."""
+    from batchviz.schedule import PendingView, resolve_strategy
+
+    model = bv.Model(seed=0)
+    bilstm = BiLSTMBuilder(1, 5, 4, model)
+    E = model.add_lookup_parameters((30, 5))
+    lengths = (1, 3, 6)
+    with bv.Graph(strategy=strategy) as g:
+        for n in lengths:
+            bilstm.transduce_pieces([E[i] for i in range(n)])
+        batches = resolve_strategy(strategy).schedule(PendingView(g))
+        projections = [b for b in batches if g.ops[b[0]].name == "affine"]
+        steps = [b for b in batches if g.ops[b[0]].name == "lstm_step"]
+        assert sorted(map(len, projections)) == [sum(lengths)] * 2
+        assert sum(map(len, steps)) == 2 * sum(lengths)
+        # per direction: the first steps (reading zeros), then one batch per later step
+        assert len(steps) == 2 * max(lengths)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

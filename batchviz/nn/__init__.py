@@ -3,7 +3,8 @@
 Every builder is per-instance code (one sentence, one tree); the runtime does the batching.
 
 * :class:`LSTMBuilder` / :class:`LSTMState` - vanilla multi-layer LSTM (``initial_state``,
-  ``add_input``, ``transduce``), one fused node per step and layer;
+  ``add_input``, ``transduce``), per step and layer an input projection and one fused
+  ``lstm_step`` node;
 * :class:`BiLSTMBuilder` - a bidirectional, multi-layer LSTM;
 * :class:`CharBiLSTMEmbedder` - character BiLSTM word vectors for rare words;
 * :class:`TreeLSTMCell` - the binary Tree-LSTM of Tai et al. (2015);

@@ -7,9 +7,11 @@ sequence, so the code for a minibatch is the naive loop over its sentences::
     for sentence in minibatch:
         outputs = lstm.initial_state().transduce([E[w] for w in sentence])
 
-Nothing here batches by hand: each step is one fused node per layer (``bv.lstm_step``: its
-value is the output ``h``, and it keeps the cell and the gates), and the runtime batches
-them across sentences.
+Nothing here batches by hand: each step of each layer is two nodes
+(:func:`~batchviz.sequence_step`), its input projection ``b + W_x x`` and one fused
+``bv.lstm_step`` that adds ``W_h h`` (its value is the output ``h``, and it keeps the cell
+and the gates), and the runtime batches them across sentences: the projections, which do
+not wait for the recurrence, in a few large batches.
 The same code runs on matrices whose columns are instances (manual batching): the inputs
 ``x`` are then ``(input_dim, m)`` and the initial state gets ``m`` columns as well.
 """
@@ -18,7 +20,7 @@ from __future__ import annotations
 import numbers
 
 from .. import ops
-from ..ops.lstm_steps import UnitBuilder, lstm_step_cell, lstm_unit
+from ..ops.lstm_steps import SequenceBuilder, lstm_step_cell
 
 
 def _dims(input_dim) -> tuple:
@@ -59,11 +61,10 @@ class LSTMBuilder:
                             for j, d in enumerate(dims)])
             self.Wh.append(model.add_parameters((4 * H, H), name=f"{name}.l{layer}.Wh"))
             self.b.append(model.add_parameters((4 * H,), init=bias, name=f"{name}.l{layer}.b"))
-        # per layer, the weights of one lstm_unit: the input matrices, then Wh
-        self._weights = [self.Wx[layer] + [self.Wh[layer]] for layer in range(self.layers)]
-        # the first layer's unit builder, kept so that it learns a graph's unit once, not
-        # once per sequence (it relearns by itself when the graph changes)
-        self._unit = UnitBuilder(self.b[0], self._weights[0], H)
+        # per layer, the builder of its steps, kept so that it learns a graph's steps once,
+        # not once per sequence (it relearns by itself when the graph changes)
+        self._steps = [SequenceBuilder(self.b[layer], self.Wx[layer], self.Wh[layer], H)
+                       for layer in range(self.layers)]
 
     def initial_state(self, vecs=None) -> "LSTMState":
         """The state before the first input. ``vecs`` (DyNet's convention) is
@@ -106,7 +107,7 @@ class LSTMState:
         new = []
         for layer in range(b.layers):
             h, c = prev[layer]
-            s = lstm_unit(b.b[layer], b._weights[layer], xs + [h], (c,), b.hidden_dim)
+            s = b._steps[layer].step(xs, h, c)
             new.append((s, s))
             xs = [s]
         return LSTMState(b, tuple(new))
@@ -129,9 +130,9 @@ class LSTMState:
     def transduce(self, xs) -> list:
         """Read the inputs ``xs`` in order; return the top-layer output after each.
 
-        A one-layer LSTM builds its steps as :func:`~batchviz.lstm_sequence` does (the same
-        nodes as ``add_input`` step by step, with the per-step bookkeeping done once per
-        sequence)."""
+        A one-layer LSTM builds its steps with its :class:`~batchviz.SequenceBuilder` (the
+        same nodes as ``add_input`` step by step, with the per-step bookkeeping done once
+        per sequence)."""
         xs = list(xs)
         b = self.builder
         if b.layers != 1 or len(xs) < 2:
@@ -147,7 +148,7 @@ class LSTMState:
                 raise ValueError(f"this LSTM takes {k} input piece(s) of sizes "
                                  f"{b.input_dims}, got {len(pieces)}")
         h, c = self._previous(steps[0][0])[0]
-        return b._unit.sequence(steps, h, c)
+        return b._steps[0].sequence(steps, h, c)
 
     def _previous(self, first_piece) -> tuple:
         """Every layer's ``(h, c)`` before the next input: this state's, or before the first

@@ -172,13 +172,18 @@ class AffineArguments(Op):
         parts, shared = self.terms_signature(graph, args)
         return (self.name, *self.signature_prefix(attrs), *parts), shared
 
-    @staticmethod
-    def terms_signature(graph, terms) -> tuple:
+    #: whether a bias with columns (a matrix) is shared when it is a parameter; the gate
+    #: ops read a shared bias as a vector, so for them such a bias is one per node
+    shares_matrix_bias = True
+
+    def terms_signature(self, graph, terms) -> tuple:
         """``(parts, shared positions)`` of the terms ``[b, W1, x1, ...]``: a shared part
         (node id) for the bias and every ``W`` that is a parameter, the shape otherwise."""
         parts, shared = [], []
         for pos, node in enumerate(terms):
-            if pos == 0 or pos % 2 == 1:  # the bias and the W positions may be shared
+            if pos == 0 and not self.shares_matrix_bias and len(graph.shapes[node]) > 1:
+                parts.append(graph.shapes[node])
+            elif pos == 0 or pos % 2 == 1:  # the bias and the W positions may be shared
                 part, is_shared = _factor_key(graph, node)
                 parts.append(part)
                 if is_shared:
@@ -211,10 +216,13 @@ class AffineArguments(Op):
 
     def memo_key(self, graph, args, attrs):
         """The bias's and the ``W``s' node ids (a parameter's id is what the signature
-        names; any other node's id fixes its shape) and the ``x``s' shapes. Built from
-        slices, without a Python loop: this runs for every LSTM step and output layer."""
-        return (self, self.signature_prefix(attrs), args[0], args[1::2],
-                tuple(map(graph.shapes.__getitem__, args[2::2])))
+        names; any other node's id fixes its shape; a bias that is not a parameter is
+        named by its shape, since every input projection of a sequence is another one)
+        and the ``x``s' shapes. Built from slices, without a Python loop: this runs for
+        every output layer."""
+        b, shapes = args[0], graph.shapes
+        return (self, self.signature_prefix(attrs), b if b in graph.param_of_node else shapes[b],
+                args[1::2], tuple(map(shapes.__getitem__, args[2::2])))
 
 
 class AffineTransform(AffineArguments):

@@ -45,8 +45,9 @@ def _columns(op, shapes, what):
 
 def _bias_view(b, out):
     """``b`` shaped to broadcast against ``out``: shared ``(D,)`` or stacked ``(n, D)``
-    biases, for vector outputs ``(n, D)`` or column outputs ``(n, D, m)``."""
-    if out.ndim == 3:
+    biases, for vector outputs ``(n, D)`` or column outputs ``(n, D, m)``, or stacked
+    ``(n, D, m)`` biases with the columns' own values."""
+    if out.ndim == 3 and b.ndim < 3:
         return b[..., None]
     return b
 
@@ -82,7 +83,7 @@ def _scale_by_derivative(d, g, out, hidden, xp):
 def gates_shape(op, shapes, hidden: int, blocks: int | None = None) -> tuple:
     """The shape of the gates from terms of shapes ``[b, W1, x1, ...]``: ``b``'s rows (3 or
     more blocks of ``hidden``; exactly ``blocks`` when given) and the inputs' columns."""
-    op.check_terms(shapes, vector_bias=True)
+    op.check_terms(shapes)
     b = shapes[0]
     if b[0] % hidden or b[0] // hidden < 3:
         raise op.error(f"the bias has {b[0]} rows, which is not 3 or more blocks of "
@@ -91,12 +92,15 @@ def gates_shape(op, shapes, hidden: int, blocks: int | None = None) -> tuple:
         raise op.error(f"the bias has {b[0]} rows, but the gates [i, f x{blocks - 3}, o, u] "
                        f"need {blocks} blocks of hidden={hidden}: {blocks * hidden} rows")
     tail = _columns(op, list(shapes[2::2]), "the inputs x_j")
+    if b[1:] not in ((), tail):
+        raise op.error(f"the bias must be a vector or have the inputs' columns {tail}, "
+                       f"got shape {b}")
     for i in range(1, len(shapes), 2):
         term = _mm_shape(op, shapes[i], shapes[i + 1])
         if term[0] != b[0]:
             raise op.error(f"term {i // 2 + 1} (W{shapes[i]} @ x{shapes[i + 1]}) has "
                            f"{term[0]} rows but the bias has {b[0]}")
-    return b + tail
+    return b[:1] + tail
 
 
 def activated_gates(op, xp, terms, hidden: int):
@@ -134,13 +138,14 @@ def activated_gates_into(op, xp, terms, hidden: int, gates) -> None:
 
 
 def bias_by_block(b, n: int, blocks: int, hidden: int, n_columns: int):
-    """The gates' bias as ``(blocks, 1 or n, hidden) + (1,) * n_columns``: entry ``k``
+    """The gates' bias as ``(blocks, 1 or n, hidden) + (1 or m,) * n_columns``: entry ``k``
     broadcasts against gate block ``k`` of a batch of ``n`` nodes. A shared bias is
-    ``(D,)``, a bias per node ``(n, D)``."""
-    ones = (1,) * n_columns
+    ``(D,)``; a bias per node is ``(n, D)``, or ``(n, D, m)`` when it has the inputs' ``m``
+    columns (an input projection computed for each column, see ``LSTMBuilder``)."""
     if b.ndim == 1:
-        return b.reshape((blocks, 1, hidden) + ones)
-    return b.reshape((n, blocks, hidden) + ones).swapaxes(0, 1)
+        return b.reshape((blocks, 1, hidden) + (1,) * n_columns)
+    columns = b.shape[2:] if b.ndim > 2 else (1,) * n_columns
+    return b.reshape((n, blocks, hidden) + columns).swapaxes(0, 1)
 
 
 def gates_as_rows(xp, d):
@@ -154,10 +159,11 @@ def gates_as_rows(xp, d):
 def bias_gradient(b, d):
     """The gradient of the gates' bias ``b`` from ``d``, the batch's gradient of the
     pre-activations: a shared bias ``(D,)`` sums it over the batch (and over columns), a
-    stacked one ``(n, D)`` takes each node's own (summed over columns)."""
+    stacked one ``(n, D)`` takes each node's own (summed over columns), a stacked one with
+    columns ``(n, D, m)`` is ``d`` itself."""
     if b.ndim == 1:
         return d.sum(axis=(0, 2)) if d.ndim == 3 else d.sum(axis=0)
-    return d.sum(axis=2) if d.ndim == 3 else d
+    return d.sum(axis=2) if d.ndim > b.ndim else d
 
 
 class LSTMGates(AffineArguments):
@@ -166,6 +172,7 @@ class LSTMGates(AffineArguments):
     name = "lstm_gates"
     cheap = False
     arity = None
+    shares_matrix_bias = False
 
     def infer_shape(self, shapes, attrs):
         return gates_shape(self, shapes, attrs)

@@ -23,8 +23,15 @@ and no node is ever added just to cut a cell out of another.
 K = 1 is a sequence LSTM, K = 2 a binary Tree-LSTM node (Tai et al., 2015: a forget gate
 per child), K = 0 a Tree-LSTM leaf. As for ``lstm_gates``, a bias or weight that is a model
 parameter is a shared argument (Appendix A), inputs may be matrices whose columns are
-instances (manual batching), and :func:`lstm_unit`, :class:`UnitBuilder` and
-:func:`lstm_sequence` build many steps with the per-node checks done once.
+instances (manual batching), and :func:`lstm_unit` and :class:`UnitBuilder` build many
+units with the per-node checks done once.
+
+A sequence LSTM's step is built as two nodes (:func:`sequence_step`): its input projection
+``p = b + W_x x``, which needs only the input, and ``lstm_step([p, W_h, h], [c])``, whose
+bias ``p`` is then one per node (a vector, or a matrix with the inputs' columns). The agenda
+runs all the projections of a minibatch as one large product instead of one small product
+per step batch. :class:`SequenceBuilder` and :func:`lstm_sequence` build whole sequences
+of such steps with the checks done once.
 """
 from __future__ import annotations
 
@@ -34,7 +41,8 @@ from ..errors import ShapeError
 from ..expression import Expression, as_nodes
 from ..model import ParameterBase
 from .base import Op, register
-from .linalg import AffineArguments
+from .columns import affine_batch
+from .linalg import AffineArguments, affine_transform
 from . import lstm_kernels
 from .lstm import activated_gates_into, bias_by_block, bias_gradient, gates_as_rows, gates_shape
 
@@ -68,6 +76,7 @@ class LSTMStep(AffineArguments):
     cheap = False
     arity = None
     writes_output = True
+    shares_matrix_bias = False
 
     def infer_shape(self, shapes, attrs):
         hidden, K = attrs
@@ -101,7 +110,9 @@ class LSTMStep(AffineArguments):
         K = attrs[1]
         T = len(args) - K
         shapes, ops = graph.shapes, graph.ops
-        return (self, attrs, args[0], args[1:T:2], tuple(map(shapes.__getitem__, args[2:T:2])),
+        b = args[0]
+        return (self, attrs, b if b in graph.param_of_node else shapes[b], args[1:T:2],
+                tuple(map(shapes.__getitem__, args[2:T:2])),
                 tuple(map(shapes.__getitem__, args[T:])),
                 tuple(ops[c] is self for c in args[T:]))
 
@@ -294,8 +305,8 @@ class UnitBuilder:
     the whole graph, so a later unit of that kind whose inputs are expressions of that graph
     with the same shapes is one push. Anything else goes through :func:`lstm_unit` again,
     which reports mistakes at the user's line. The nodes are exactly those
-    :func:`lstm_unit` builds. (Per-instance code: a sequence or a tree of one instance; the
-    runtime still does the batching across instances.)"""
+    :func:`lstm_unit` builds. (Per-instance code: the units of one tree, say; the runtime
+    still does the batching across instances.)"""
 
     def __init__(self, b, weights, hidden: int):
         self.b, self.weights, self.hidden = b, list(weights), int(hidden)
@@ -362,83 +373,148 @@ class UnitBuilder:
                 depth = depths[a]
         return graph.push(_STEP, tuple(template + cs), self.step_attrs, shape, sig, depth + 1)
 
-    def sequence(self, steps, h, c) -> list:
-        """``[s_1, ..., s_T]``: a sequence LSTM's step nodes from the state ``h, c`` (each a
-        plain vector or a step node), step ``t`` reading the input pieces ``steps[t]`` (see
-        :func:`lstm_sequence`).
 
-        The first step reads ``h`` and ``c``, every later step the step before it. Once the
-        builder knows this graph's unit that reads a step node, only the input pieces need
-        checking: every following step whose pieces pass is appended in one
-        ``push_steps``. A step whose pieces do not pass goes through the checked path
-        (which reports the mistake at the user's line, or builds it the general way)."""
+def input_projection(b, weights, inputs):
+    """``b + W1 x1 + W2 x2 + ...``, a sequence step's input projection: an
+    ``affine_transform`` node for vector inputs, an ``affine_batch`` node for inputs that
+    are matrices of instances (manual batching; ``b`` is added to every column)."""
+    if len(weights) != len(inputs):
+        raise ValueError(f"input_projection: {len(weights)} weight matrices but {len(inputs)} "
+                         "inputs; give one matrix per input")
+    terms = [b]
+    for W, x in zip(weights, inputs):
+        terms += [W, x]
+    shape = getattr(inputs[0], "shape", ()) if inputs else ()
+    return (affine_batch if len(shape) == 2 else affine_transform)(terms)
+
+
+def sequence_step(b, input_weights, Wh, inputs, h, c, hidden: int):
+    """One step of a sequence LSTM as two nodes: the input projection ``p = b + W1 x1 +
+    ...`` (:func:`input_projection`), which does not depend on the previous step, and
+    ``lstm_step([p, Wh, h], [c], hidden)``, which adds the recurrent term to ``p`` as its
+    bias (one per node). Returns the step node; pass it on as the next step's ``h`` and
+    ``c``.
+
+    Why two nodes: the projections of a whole minibatch are ready as soon as its inputs
+    are, so the agenda runs all of them as one large matrix product (and their gradients
+    as one), and each step batch is left with ``Wh h`` alone. Fused into the step, the
+    input product would run once per step batch, as small as that batch (the ends of the
+    longest sentences are batches of one or two). cuDNN computes a sequence's input
+    projections up front for the same reason."""
+    p = input_projection(b, input_weights, inputs)
+    return lstm_step([p, Wh, h], [c], hidden)
+
+
+class SequenceBuilder:
+    """Builds the steps of sequence LSTMs of one layer - bias ``b``, one input matrix per
+    input piece, recurrent matrix ``Wh`` - as :func:`sequence_step` does, with the per-step
+    bookkeeping done once per graph.
+
+    The first step of a graph that reads a step node is built the checked way (every
+    check, at the user's line); when ``b`` and the matrices are model parameters, the two
+    nodes' shapes and signatures are then known for the whole graph, and a later sequence's
+    steps whose input pieces are expressions of that graph with the same shapes are
+    appended in one ``push_many``. The nodes are exactly those :func:`sequence_step` builds,
+    in the same order. (Per-instance code: one sequence at a time; the runtime still does
+    the batching across sequences.)"""
+
+    def __init__(self, b, input_weights, Wh, hidden: int):
+        self.b, self.input_weights, self.Wh = b, list(input_weights), Wh
+        self.hidden = int(hidden)
+        self.graph = None  # the graph whose steps were learnt, or None
+
+    def step(self, inputs, h, c):
+        """One step (its step node) reading the input pieces ``inputs`` after ``h``, ``c``."""
+        return sequence_step(self.b, self.input_weights, self.Wh, list(inputs), h, c,
+                             self.hidden)
+
+    def sequence(self, steps, h, c) -> list:
+        """``[s_1, ..., s_T]``: the step nodes of one sequence from the state ``h, c`` (each
+        a plain vector or a step node), step ``t`` reading the input pieces ``steps[t]``.
+
+        After a step built the checked way, every following step whose input pieces are
+        expressions of the learnt graph with the learnt shapes is appended in one
+        ``push_steps``. A step whose pieces are not goes through the checked path, which
+        reports the mistake at the user's line or builds it the general way."""
         steps = list(steps)
         out: list = []
-        ours = False  # whether the previous step came from this builder, in self.graph
         t = 0
         while t < len(steps):
             graph = self.graph
-            if ours and not graph.finished and (True,) in self.kinds:
-                checked = _checked_steps(graph, steps, t, self.input_shapes[:-1])
+            if (out and out[-1].graph is graph and not graph.finished
+                    and graph.shapes[out[-1].node] == self.step_kind[1]):
+                checked = _checked_steps(graph, steps, t, self.input_shapes)
                 if checked:
                     first = self.push_steps(graph, checked, out[-1].node)
-                    n_steps = len(checked) // (len(self.input_shapes) - 1)
-                    out += [Expression(graph, n) for n in range(first, first + n_steps)]
+                    n_steps = len(checked) // len(self.input_shapes)
+                    out += [Expression(graph, n) for n in range(first + 1, first + 2 * n_steps, 2)]
                     t += n_steps
                     continue
-            s = self(list(steps[t]) + [h], (c,))
+            s = self.step(steps[t], h, c)
             h = c = s
-            ours = self.graph is not None
+            self._learn(s)
             out.append(s)
             t += 1
         return out
 
+    def _learn(self, s) -> None:
+        """Remember the shapes and signatures of the step node ``s`` and its projection
+        when ``s`` reads a step node and the bias and matrices are parameters."""
+        graph = s.graph
+        p, Wh, h, c = graph.args[s.node]
+        terms = graph.args[p]
+        params = graph.param_of_node
+        if (graph.ops[c] is not _STEP
+                or any(a not in params for a in (terms[0], Wh) + tuple(terms[1::2]))):
+            return
+        shapes, sigs = graph.shapes, graph.sigs
+        self.graph = graph
+        self.projection = (graph.ops[p], graph.attrs[p], shapes[p], sigs[p])
+        self.step_kind = (graph.attrs[s.node], shapes[s.node], sigs[s.node])
+        self.template = list(terms)   # [b, W1, x1, ...]: the x slots change per step
+        self.Wh_node = Wh
+        self.input_shapes = [shapes[a] for a in terms[2::2]]
+
     def push_steps(self, graph, inputs: list, s: int) -> int:
-        """Sequence steps after the step node ``s`` (a node id of this graph that this
-        builder made) reading ``inputs``, the checked input node ids of all steps, one after
-        another (as many per step as the unit has input pieces besides ``h``): the nodes
-        :meth:`_push` would append step by step, appended to the graph's lists at once.
-        Returns the first new node id; step ``t`` is node ``first + t``."""
-        sig, shape = self.kinds[(True,)]
-        template = self.template
+        """Steps after the step node ``s`` reading ``inputs``, the checked input node ids of
+        all steps one after another (as many per step as there are input pieces): the nodes
+        :meth:`step` would build, a projection then a step node per step, appended to the
+        graph's lists at once. Returns the first new node id; step ``t``'s projection is
+        node ``first + 2t`` and its step node ``first + 2t + 1``."""
+        proj_op, proj_attrs, proj_shape, proj_sig = self.projection
+        step_attrs, step_shape, step_sig = self.step_kind
+        template, Wh = self.template, self.Wh_node
         depths = graph.depths
         first = node = len(graph.ops)
         args, node_depths = [], []
         ds = depths[s]
-        k = len(template) // 2 - 1  # input pieces per step, h aside
-        if k == 1:    # [b, W, x, Wh, s] and the cell s: a first layer, written out
-            b, W, Wh = template[0], template[1], template[3]
+        k = len(self.input_shapes)
+        if k == 1:    # [b, W, x]: a first layer, written out
+            b, W = template[0], template[1]
             for x in inputs:
-                d = depths[x]
-                ds = (d if d > ds else ds) + 1
-                args.append((b, W, x, Wh, s, s))
+                dp = depths[x] + 1
+                ds = (dp if dp > ds else ds) + 1
+                args.append((b, W, x))
+                args.append((node, Wh, s, s))
+                node_depths.append(dp)
                 node_depths.append(ds)
-                s = node
-                node += 1
-        elif k == 2:  # [b, Wf, f, Wb, b, Wh, s] and the cell s: a BiLSTM's upper layer
-            b, Wf, Wb, Wh = template[0], template[1], template[3], template[5]
-            for j in range(0, len(inputs), 2):
-                f, x = inputs[j], inputs[j + 1]
-                d, dx = depths[f], depths[x]
-                d = (d if d > dx else dx)
-                ds = (d if d > ds else ds) + 1
-                args.append((b, Wf, f, Wb, x, Wh, s, s))
-                node_depths.append(ds)
-                s = node
-                node += 1
+                s = node + 1
+                node += 2
         else:
             for j in range(0, len(inputs), k):
                 xs = inputs[j:j + k]
-                d = max(map(depths.__getitem__, xs))
-                template[2::2] = xs + [s]
-                ds = (d if d > ds else ds) + 1
-                args.append(tuple(template) + (s,))
+                dp = max(map(depths.__getitem__, xs)) + 1
+                template[2::2] = xs
+                ds = (dp if dp > ds else ds) + 1
+                args.append(tuple(template))
+                args.append((node, Wh, s, s))
+                node_depths.append(dp)
                 node_depths.append(ds)
-                s = node
-                node += 1
-        T = node - first
-        graph.push_many([_STEP] * T, args, [self.step_attrs] * T, [shape] * T, [sig] * T,
-                        node_depths)
+                s = node + 1
+                node += 2
+        T = (node - first) // 2
+        graph.push_many([proj_op, _STEP] * T, args, [proj_attrs, step_attrs] * T,
+                        [proj_shape, step_shape] * T, [proj_sig, step_sig] * T, node_depths)
         return first
 
 
@@ -453,11 +529,15 @@ def _nodes_of(graph, expressions, shapes_wanted):
 
 def lstm_sequence(b, weights, steps, h, c, hidden: int) -> list:
     """``[s_1, ..., s_T]``, the step nodes of a sequence LSTM started from ``h`` and ``c``
-    (plain vectors, or both the step node of an earlier step): ``s_t = lstm_unit(b,
-    weights, steps[t] + [s_{t-1}], (s_{t-1},), hidden)`` (``steps[t]``: the list of input
-    pieces at step ``t``; ``weights``: one matrix per piece, then ``Wh``), built by one
-    :class:`UnitBuilder` (see its ``sequence``). Each node's value is that step's ``h``."""
-    return UnitBuilder(b, weights, hidden).sequence(steps, h, c)
+    (plain vectors, or both the step node of an earlier step): ``s_t = sequence_step(b,
+    weights[:-1], weights[-1], steps[t], s_{t-1}, s_{t-1}, hidden)`` (``steps[t]``: the
+    list of input pieces at step ``t``; ``weights``: one matrix per piece, then ``Wh``),
+    built by one :class:`SequenceBuilder`. Each node's value is that step's ``h``."""
+    weights = list(weights)
+    if len(weights) < 2:
+        raise ValueError("lstm_sequence: weights are one matrix per input piece, then Wh; "
+                         f"got {len(weights)} matrix")
+    return SequenceBuilder(b, weights[:-1], weights[-1], hidden).sequence(steps, h, c)
 
 
 def _checked_steps(graph, steps, t: int, shapes_wanted) -> list:
@@ -530,5 +610,5 @@ def _unit_args(b, weights, inputs, cells, hidden):
     return args
 
 
-__all__ = ["lstm_step", "lstm_step_cell", "lstm_unit", "lstm_sequence",
-           "UnitBuilder"]
+__all__ = ["lstm_step", "lstm_step_cell", "lstm_unit", "lstm_sequence", "sequence_step",
+           "input_projection", "UnitBuilder", "SequenceBuilder"]

@@ -106,7 +106,8 @@ CASES = {
     "lstm_gates": ([(8,), (8, 3), (3,), (8, 2), (2,), (3, 2), (2, 2)], lambda P, k: [
         bv.lstm_gates([P[0], P[1], v(P[2]), P[3], v(P[4])], 2),            # shared b, W
         bv.lstm_gates([v(P[0]), v(P[1]), v(P[2]), v(P[3]), v(P[4])], 2),   # nothing shared
-        bv.lstm_gates([P[0], P[1], v(P[5]), P[3], v(P[6])], 2),            # columns
+        bv.lstm_gates([P[0], P[1], v(P[5]), P[3], v(P[6])], 2)             # columns, and a
+        + bv.lstm_gates([P[3], P[3], v(P[6])], 2),                          # bias with columns
         bv.vanilla_lstm_gates(v(P[2]), None, P[1], P[3], P[0]),             # no recurrence
     ][k % 4]),
     "lstm_c": ([(2,), (2,), (8,), (10,), (6,), (2, 3), (8, 3)], lambda P, k: [

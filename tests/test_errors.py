@@ -172,3 +172,18 @@ def test_picks_and_numbers_are_checked_after_their_kind_is_memoized():
         with pytest.raises(TypeError, match=r"scale: the factor must be a finite number, got .*inf"):
             x * np.float64("inf")
         assert x[np.int64(2)].value() == 0.0 and (x * np.float32(3) + 2).value().tolist() == [2.0] * 4
+
+
+def test_a_step_bias_must_be_a_vector_or_have_the_inputs_columns():
+    """An lstm_step's bias is one per node when it is an input projection: a vector, or a
+    matrix with the inputs' columns. Any other shape is named at the user's line."""
+    model = bv.Model()
+    Wh = model.add_parameters((8, 2))
+    with bv.Graph():
+        h = bv.zeros((2, 3))                                 # 3 columns
+        with pytest.raises(bv.ShapeError) as excinfo:
+            bv.lstm_step([bv.zeros((8, 4)), Wh, h], [h], 2)  # a bias of 4 columns
+        assert "bias" in str(excinfo.value) and "(8, 4)" in str(excinfo.value)
+        assert raised_at_this_file(excinfo)
+        with pytest.raises(ValueError, match="2 weight matrices but 1 inputs"):
+            bv.sequence_step(model.add_parameters((8,)), [Wh, Wh], Wh, [h], h, h, 2)

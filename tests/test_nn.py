@@ -152,6 +152,7 @@ def test_unit_builders_build_exactly_the_per_step_nodes(monkeypatch):
     model = bv.Model(seed=0)
     bilstm = BiLSTMBuilder(2, 5, 4, model)           # steps of one and of two input pieces
     three = LSTMBuilder(1, (5, 5, 5), 4, model)      # three pieces: the general case
+    single = LSTMBuilder(1, 5, 4, model, name="single")  # started from given states
     cell = TreeLSTMCell(model, 5, 4)
     E = model.add_lookup_parameters((30, 5))
     trees = synthetic_trees(3, min_leaves=2, max_leaves=7, vocab_size=30, seed=1)
@@ -161,6 +162,10 @@ def test_unit_builders_build_exactly_the_per_step_nodes(monkeypatch):
         for n in (1, 2, 6):
             bilstm.transduce([E[i] for i in range(n)])
             three.initial_state().transduce([[E[i], E[i + 1], E[i + 2]] for i in range(n)])
+            outs = single.initial_state().transduce([E[i] for i in range(n)])
+            # [c, h]: a step node's cell, or a plain cell, and a step node's h
+            single.initial_state([outs[-1], outs[0]]).transduce([E[i] for i in range(n)])
+            single.initial_state([bv.zeros(4), outs[-1]]).transduce([E[3]] * n)
         for tree in trees:
             cell.encode(tree, lambda word: E[rows.setdefault(word, len(rows) % 30)])
 

@@ -410,18 +410,20 @@ class SequenceBuilder:
     input piece, recurrent matrix ``Wh`` - as :func:`sequence_step` does, with the per-step
     bookkeeping done once per graph.
 
-    The first step of a graph that reads a step node is built the checked way (every
-    check, at the user's line); when ``b`` and the matrices are model parameters, the two
-    nodes' shapes and signatures are then known for the whole graph, and a later sequence's
-    steps whose input pieces are expressions of that graph with the same shapes are
-    appended in one ``push_many``. The nodes are exactly those :func:`sequence_step` builds,
-    in the same order. (Per-instance code: one sequence at a time; the runtime still does
-    the batching across sequences.)"""
+    A step of a new kind (the first of a graph, or the first whose previous state is a step
+    node rather than a plain vector, or the other way round) is built the checked way
+    (every check, at the user's line). When ``b`` and the matrices are model parameters,
+    the two nodes' shapes and signatures are then known for the whole graph, and once both
+    kinds are known a sequence whose input pieces are expressions of that graph with the
+    learnt shapes is appended in one ``push_many``. The nodes are exactly those
+    :func:`sequence_step` builds, in the same order. (Per-instance code: one sequence at a
+    time; the runtime still does the batching across sequences.)"""
 
     def __init__(self, b, input_weights, Wh, hidden: int):
         self.b, self.input_weights, self.Wh = b, list(input_weights), Wh
         self.hidden = int(hidden)
         self.graph = None  # the graph whose steps were learnt, or None
+        self.kinds: dict = {}  # previous cell is a step node? -> (attrs, shape, signature)
 
     def step(self, inputs, h, c):
         """One step (its step node) reading the input pieces ``inputs`` after ``h``, ``c``."""
@@ -432,8 +434,8 @@ class SequenceBuilder:
         """``[s_1, ..., s_T]``: the step nodes of one sequence from the state ``h, c`` (each
         a plain vector or a step node), step ``t`` reading the input pieces ``steps[t]``.
 
-        After a step built the checked way, every following step whose input pieces are
-        expressions of the learnt graph with the learnt shapes is appended in one
+        Once both kinds of step are known for this graph, the steps whose input pieces are
+        expressions of the graph with the learnt shapes are appended in one
         ``push_steps``. A step whose pieces are not goes through the checked path, which
         reports the mistake at the user's line or builds it the general way."""
         steps = list(steps)
@@ -441,13 +443,14 @@ class SequenceBuilder:
         t = 0
         while t < len(steps):
             graph = self.graph
-            if (out and out[-1].graph is graph and not graph.finished
-                    and graph.shapes[out[-1].node] == self.step_kind[1]):
-                checked = _checked_steps(graph, steps, t, self.input_shapes)
+            if graph is not None and not graph.finished and len(self.kinds) == 2:
+                state = self._state_nodes(graph, h, c)
+                checked = state and _checked_steps(graph, steps, t, self.input_shapes)
                 if checked:
-                    first = self.push_steps(graph, checked, out[-1].node)
+                    first = self.push_steps(graph, checked, *state)
                     n_steps = len(checked) // len(self.input_shapes)
                     out += [Expression(graph, n) for n in range(first + 1, first + 2 * n_steps, 2)]
+                    h = c = out[-1]
                     t += n_steps
                     continue
             s = self.step(steps[t], h, c)
@@ -457,37 +460,54 @@ class SequenceBuilder:
             t += 1
         return out
 
+    def _state_nodes(self, graph, h, c):
+        """``(h node, c node)`` when both are expressions of ``graph`` of the steps' shape
+        (``c`` a plain cell or a step node); None otherwise."""
+        if type(h) is not Expression or type(c) is not Expression:
+            return None
+        if h.graph is not graph or c.graph is not graph:
+            return None
+        shapes, shape = graph.shapes, self.value_shape
+        if shapes[h.node] != shape or shapes[c.node] != shape:
+            return None
+        return h.node, c.node
+
     def _learn(self, s) -> None:
-        """Remember the shapes and signatures of the step node ``s`` and its projection
-        when ``s`` reads a step node and the bias and matrices are parameters."""
+        """Remember the shapes and signatures of the step node ``s`` (by whether it reads a
+        step node's cell) and of its projection, when the bias and the matrices are
+        parameters."""
         graph = s.graph
         p, Wh, h, c = graph.args[s.node]
         terms = graph.args[p]
         params = graph.param_of_node
-        if (graph.ops[c] is not _STEP
-                or any(a not in params for a in (terms[0], Wh) + tuple(terms[1::2]))):
+        if any(a not in params for a in (terms[0], Wh) + tuple(terms[1::2])):
             return
         shapes, sigs = graph.shapes, graph.sigs
+        if graph is not self.graph:
+            self.kinds = {}
         self.graph = graph
         self.projection = (graph.ops[p], graph.attrs[p], shapes[p], sigs[p])
-        self.step_kind = (graph.attrs[s.node], shapes[s.node], sigs[s.node])
+        self.kinds[graph.ops[c] is _STEP] = (graph.attrs[s.node], shapes[s.node], sigs[s.node])
+        self.value_shape = shapes[s.node]
         self.template = list(terms)   # [b, W1, x1, ...]: the x slots change per step
         self.Wh_node = Wh
         self.input_shapes = [shapes[a] for a in terms[2::2]]
 
-    def push_steps(self, graph, inputs: list, s: int) -> int:
-        """Steps after the step node ``s`` reading ``inputs``, the checked input node ids of
-        all steps one after another (as many per step as there are input pieces): the nodes
-        :meth:`step` would build, a projection then a step node per step, appended to the
-        graph's lists at once. Returns the first new node id; step ``t``'s projection is
-        node ``first + 2t`` and its step node ``first + 2t + 1``."""
+    def push_steps(self, graph, inputs: list, h: int, c: int) -> int:
+        """Steps from the state ``h``, ``c`` (node ids of this graph of the steps' shape)
+        reading ``inputs``, the checked input node ids of all steps one after another (as
+        many per step as there are input pieces): the nodes :meth:`step` would build, a
+        projection then a step node per step, appended to the graph's lists at once.
+        Returns the first new node id; step ``t``'s projection is node ``first + 2t`` and
+        its step node ``first + 2t + 1``."""
         proj_op, proj_attrs, proj_shape, proj_sig = self.projection
-        step_attrs, step_shape, step_sig = self.step_kind
+        first_attrs, step_shape, first_sig = self.kinds[graph.ops[c] is _STEP]
+        step_attrs, _, step_sig = self.kinds[True]
         template, Wh = self.template, self.Wh_node
         depths = graph.depths
         first = node = len(graph.ops)
         args, node_depths = [], []
-        ds = depths[s]
+        ds = max(depths[h], depths[c])
         k = len(self.input_shapes)
         if k == 1:    # [b, W, x]: a first layer, written out
             b, W = template[0], template[1]
@@ -495,10 +515,23 @@ class SequenceBuilder:
                 dp = depths[x] + 1
                 ds = (dp if dp > ds else ds) + 1
                 args.append((b, W, x))
-                args.append((node, Wh, s, s))
+                args.append((node, Wh, h, c))
                 node_depths.append(dp)
                 node_depths.append(ds)
-                s = node + 1
+                h = c = node + 1
+                node += 2
+        elif k == 2:  # [b, Wf, f, Wb, x]: a BiLSTM's upper layer, written out
+            b, Wf, Wb = template[0], template[1], template[3]
+            for j in range(0, len(inputs), 2):
+                f, x = inputs[j], inputs[j + 1]
+                dp, dx = depths[f], depths[x]
+                dp = (dp if dp > dx else dx) + 1
+                ds = (dp if dp > ds else ds) + 1
+                args.append((b, Wf, f, Wb, x))
+                args.append((node, Wh, h, c))
+                node_depths.append(dp)
+                node_depths.append(ds)
+                h = c = node + 1
                 node += 2
         else:
             for j in range(0, len(inputs), k):
@@ -507,14 +540,17 @@ class SequenceBuilder:
                 template[2::2] = xs
                 ds = (dp if dp > ds else ds) + 1
                 args.append(tuple(template))
-                args.append((node, Wh, s, s))
+                args.append((node, Wh, h, c))
                 node_depths.append(dp)
                 node_depths.append(ds)
-                s = node + 1
+                h = c = node + 1
                 node += 2
         T = (node - first) // 2
-        graph.push_many([proj_op, _STEP] * T, args, [proj_attrs, step_attrs] * T,
-                        [proj_shape, step_shape] * T, [proj_sig, step_sig] * T, node_depths)
+        attrs = [proj_attrs, step_attrs] * T
+        sigs = [proj_sig, step_sig] * T
+        attrs[1], sigs[1] = first_attrs, first_sig
+        graph.push_many([proj_op, _STEP] * T, args, attrs, [proj_shape, step_shape] * T,
+                        sigs, node_depths)
         return first
 
 

@@ -4,6 +4,7 @@ The references are written out in plain NumPy, gate by gate, so the fused kernel
 (``bv.lstm_gates``, ``bv.lstm_c``, ``bv.lstm_h``; ``bv.lstm_step``, ``bv.lstm_step_cell``),
 the builders and the column (manual batching) ops are each checked against an independent
 computation in float64."""
+import re
 import sys
 from pathlib import Path
 
@@ -192,6 +193,38 @@ def test_unit_builders_build_exactly_the_per_step_nodes(monkeypatch):
     monkeypatch.setattr(LSTMState, "transduce", per_step_transduce)
     monkeypatch.setattr(TreeLSTMCell, "encode", per_node_encode)
     assert fast == _graph_of(build)
+
+
+def test_a_multi_layer_transduce_builds_the_per_step_nodes_layer_by_layer():
+    """A multi-layer LSTM's transduce builds each layer's sequence at once, so its nodes are
+    numbered layer by layer, where add_input numbers them step by step: the same nodes
+    (op, signature, shape, depth, and arguments up to that numbering) and the same values."""
+    model = bv.Model(seed=2)
+    lstm = LSTMBuilder(3, 5, 4, model)
+    E = model.add_lookup_parameters((30, 5))
+
+    def graph_of(build):
+        with bv.Graph() as g:
+            outputs = build()
+            node_key = {}
+            for i in range(len(g.ops)):   # a node by what it is, not by its number
+                name = re.sub(r"#\d+", "", g.signature_name(g.sigs[i]))  # no node ids
+                node_key[i] = hash((g.ops[i].name, name, g.shapes[i], g.depths[i],
+                                    tuple(node_key[a] for a in g.args[i])))
+            return sorted(node_key.values()), [o.value() for o in outputs]
+
+    def per_step():
+        state, outputs = lstm.initial_state(), []
+        for i in range(6):
+            state = state.add_input(E[i])
+            outputs.append(state.output())
+        return outputs
+
+    fast_nodes, fast_values = graph_of(lambda: lstm.initial_state().transduce(
+        [E[i] for i in range(6)]))
+    slow_nodes, slow_values = graph_of(per_step)
+    assert fast_nodes == slow_nodes
+    np.testing.assert_array_equal(fast_values, slow_values)
 
 
 def test_unit_builder_falls_back_to_the_checked_path():

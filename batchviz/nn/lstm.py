@@ -130,12 +130,13 @@ class LSTMState:
     def transduce(self, xs) -> list:
         """Read the inputs ``xs`` in order; return the top-layer output after each.
 
-        A one-layer LSTM builds its steps with its :class:`~batchviz.SequenceBuilder` (the
-        same nodes as ``add_input`` step by step, with the per-step bookkeeping done once
-        per sequence)."""
+        Each layer's steps are built by its :class:`~batchviz.SequenceBuilder`, the whole
+        sequence at once, one layer after the other: the same nodes as ``add_input`` step by
+        step (with more than one layer they are numbered layer by layer instead of step by
+        step), with the per-step bookkeeping done once per sequence."""
         xs = list(xs)
         b = self.builder
-        if b.layers != 1 or len(xs) < 2:
+        if len(xs) < 2:
             state, outputs = self, []
             for x in xs:
                 state = state.add_input(x)
@@ -147,8 +148,12 @@ class LSTMState:
             if len(pieces) != k:
                 raise ValueError(f"this LSTM takes {k} input piece(s) of sizes "
                                  f"{b.input_dims}, got {len(pieces)}")
-        h, c = self._previous(steps[0][0])[0]
-        return b._steps[0].sequence(steps, h, c)
+        previous = self._previous(steps[0][0])
+        for layer in range(b.layers):
+            h, c = previous[layer]
+            outputs = b._steps[layer].sequence(steps, h, c)
+            steps = [[s] for s in outputs]
+        return outputs
 
     def _previous(self, first_piece) -> tuple:
         """Every layer's ``(h, c)`` before the next input: this state's, or before the first

@@ -267,7 +267,8 @@ def lstm_unit(b, weights, inputs, cells, hidden: int):
 
     A sequence LSTM step is ``weights = [Wx, Wh]``, ``inputs = [x, h_prev]``,
     ``cells = [c_prev]`` (after the first step, ``h_prev`` and ``c_prev`` are both the
-    previous step node); a binary Tree-LSTM node is ``[U_L, U_R]``, ``[s_L, s_R]``,
+    previous step node; the builders make a sequence step two nodes instead, see
+    :func:`sequence_step`); a binary Tree-LSTM node is ``[U_L, U_R]``, ``[s_L, s_R]``,
     ``[s_L, s_R]``; a Tree-LSTM leaf is ``[W]``, ``[x]``, ``[]``.
 
     The node is exactly the one ``lstm_step`` builds, but construction is paid on every

@@ -149,6 +149,19 @@ class MatMul(Op):
         return list(_mm_backward(xp, A, x, g, A.ndim == 2, needs[0], needs[1]))
 
 
+def affine_terms(b, weights, inputs, who: str) -> list:
+    """``[b, W1, x1, W2, x2, ...]`` from a bias, the weights and their inputs (one weight
+    per input): the argument list of every op over affine terms (``who`` names the caller
+    in the error)."""
+    if len(weights) != len(inputs):
+        raise ValueError(f"{who}: {len(weights)} weight matrices but {len(inputs)} inputs; "
+                         "give one matrix per piece of input")
+    terms = [b]
+    for W, x in zip(weights, inputs):
+        terms += [W, x]
+    return terms
+
+
 class AffineArguments(Op):
     """Ops over ``[b, W1, x1, W2, x2, ...]`` (affine transforms, LSTM gates, manual-batching
     affines). Appendix A's heuristic: the bias and the ``W`` positions are shared arguments

@@ -28,7 +28,7 @@ import numpy as np
 
 from .base import BlockGradient, Op, register
 from ._build import build
-from .linalg import AffineArguments, _mm_shape
+from .linalg import AffineArguments, _mm_shape, affine_terms
 
 
 def _columns(op, shapes, what):
@@ -336,12 +336,7 @@ def vanilla_lstm_gates(x, h_prev, Wx, Wh, b):
     ``concatenate`` node. ``h_prev=None`` leaves out the recurrent term (a first step)."""
     xs = list(x) if isinstance(x, (list, tuple)) else [x]
     Ws = list(Wx) if isinstance(Wx, (list, tuple)) else [Wx]
-    if len(xs) != len(Ws):
-        raise ValueError(f"vanilla_lstm_gates: {len(xs)} input pieces but {len(Ws)} input "
-                         "weight matrices; give one matrix per piece")
-    terms = [b]
-    for W, xi in zip(Ws, xs):
-        terms += [W, xi]
+    terms = affine_terms(b, Ws, xs, "vanilla_lstm_gates")
     if h_prev is not None:
         terms += [Wh, h_prev]
     hidden = Wh.shape[1]

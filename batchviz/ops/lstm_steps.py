@@ -42,7 +42,7 @@ from ..expression import Expression, as_nodes
 from ..model import ParameterBase
 from .base import Op, register
 from .columns import affine_batch
-from .linalg import AffineArguments, affine_transform
+from .linalg import AffineArguments, affine_terms, affine_transform
 from . import lstm_kernels
 from .lstm import activated_gates_into, bias_by_block, bias_gradient, gates_as_rows, gates_shape
 
@@ -379,12 +379,7 @@ def input_projection(b, weights, inputs):
     """``b + W1 x1 + W2 x2 + ...``, a sequence step's input projection: an
     ``affine_transform`` node for vector inputs, an ``affine_batch`` node for inputs that
     are matrices of instances (manual batching; ``b`` is added to every column)."""
-    if len(weights) != len(inputs):
-        raise ValueError(f"input_projection: {len(weights)} weight matrices but {len(inputs)} "
-                         "inputs; give one matrix per input")
-    terms = [b]
-    for W, x in zip(weights, inputs):
-        terms += [W, x]
+    terms = affine_terms(b, weights, inputs, "input_projection")
     shape = getattr(inputs[0], "shape", ()) if inputs else ()
     return (affine_batch if len(shape) == 2 else affine_transform)(terms)
 
@@ -602,13 +597,7 @@ def _checked_steps(graph, steps, t: int, shapes_wanted) -> list:
 
 
 def _build_unit(b, weights, inputs, cells, hidden):
-    if len(weights) != len(inputs):
-        raise ValueError(f"lstm_unit: {len(weights)} weight matrices but {len(inputs)} inputs; "
-                         "give one matrix per input")
-    terms = [b]
-    for W, x in zip(weights, inputs):
-        terms += [W, x]
-    return lstm_step(terms, cells, hidden)
+    return lstm_step(affine_terms(b, weights, inputs, "lstm_unit"), cells, hidden)
 
 
 def _unit_args(b, weights, inputs, cells, hidden):

@@ -148,16 +148,17 @@ def scatter_add(target, index, values) -> None:
         cupyx.scatter_add(target, index, values)
 
 
-def segment_sums(rows, counts):
+def segment_sums(xp, rows, counts):
     """``(len(counts), ...)``: the sums of consecutive runs of ``rows``, run ``i`` being the
     next ``counts[i]`` rows (each at least one). A batch of sums of different numbers of
     arguments adds each node's arguments this way. NumPy: one ``add.reduceat``; another
-    backend: the rows scattered onto their run's sum (:func:`_segment_sums_by_scatter`)."""
-    if state.xp is np:
+    backend: the rows scattered onto their run's sum (:func:`_segment_sums_by_scatter`).
+    ``xp`` is the module of ``rows``, as every op's kernel is given it."""
+    if xp is np:
         starts = np.zeros(len(counts), dtype=np.intp)
         np.cumsum(counts[:-1], out=starts[1:])
         return np.add.reduceat(rows, starts, axis=0)
-    return _segment_sums_by_scatter(state.xp, rows, counts)
+    return _segment_sums_by_scatter(xp, rows, counts)
 
 
 def _segment_sums_by_scatter(xp, rows, counts):

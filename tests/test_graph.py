@@ -284,7 +284,7 @@ def test_segment_sums_without_reduceat_add_the_same_runs():
     rows = rng.normal(size=(9, 4))
     counts = [3, 1, 5]
     expected = np.stack([rows[:3].sum(0), rows[3], rows[4:].sum(0)])
-    np.testing.assert_allclose(segment_sums(rows, counts), expected, rtol=1e-12)
+    np.testing.assert_allclose(segment_sums(np, rows, counts), expected, rtol=1e-12)
     np.testing.assert_allclose(_segment_sums_by_scatter(np, rows, counts), expected, rtol=1e-12)
 
 

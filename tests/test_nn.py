@@ -72,7 +72,8 @@ def test_lstm_state_api(float64):
         # DyNet's initial_state(vecs): continuing from s1's full state gives the same step
         x = [bv.input(np.full(2, 0.5)), bv.input(np.full(3, -0.5))]
         again = lstm.initial_state(s1.s()).add_input(x).output().value()
-        np.testing.assert_array_equal(again, s1.add_input(x).output().value())
+        # equal up to rounding: the two graphs may batch the step with different neighbours
+        np.testing.assert_allclose(again, s1.add_input(x).output().value(), rtol=1e-12, atol=1e-15)
         with pytest.raises(ValueError, match="2 \\* layers"):
             lstm.initial_state([s1.output()])
     assert len(lstm.param_list()) == 2 + 1 + 1 + 1 + 1 + 1  # Wx0 x2, Wh0, b0, Wx1, Wh1, b1

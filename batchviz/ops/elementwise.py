@@ -181,7 +181,7 @@ class ESum(Elementwise):
         return xp.broadcast_to(g.reshape(n, 1, -1), block.shape)
 
     def forward_segments(self, xp, rows, counts, attrs, n):
-        return segment_sums(rows, counts)
+        return segment_sums(xp, rows, counts)
 
     def backward_segments(self, xp, rows, counts, out, g, attrs, n):
         return xp.repeat(g.reshape(n, -1), counts, axis=0)
@@ -203,15 +203,16 @@ class Average(ESum):
         return xp.broadcast_to((g * (1.0 / block.shape[1])).reshape(n, 1, -1), block.shape)
 
     def forward_segments(self, xp, rows, counts, attrs, n):
-        return segment_sums(rows, counts) / _column(counts)
+        return segment_sums(xp, rows, counts) / _column(xp, counts, rows.dtype)
 
     def backward_segments(self, xp, rows, counts, out, g, attrs, n):
-        return xp.repeat(g.reshape(n, -1) / _column(counts), counts, axis=0)
+        return xp.repeat(g.reshape(n, -1) / _column(xp, counts, g.dtype), counts, axis=0)
 
 
-def _column(counts):
-    """``counts`` as an ``(n, 1)`` column on the backend's device, to divide rows by."""
-    return to_device(np.asarray(counts).reshape(-1, 1))
+def _column(xp, counts, dtype):
+    """``counts`` as an ``(n, 1)`` column of ``xp`` in ``dtype``, to divide rows by."""
+    column = np.asarray(counts, dtype=dtype).reshape(-1, 1)
+    return column if xp is np else to_device(column)
 
 
 neg = unary_elementwise(register(Neg()), "``-x``, element by element.")

@@ -116,68 +116,113 @@ def test_scatter_add_of_repeated_rows_matches_add_at():
 
 class _PythonElementwiseKernel:
     """Stands in for ``cupy.ElementwiseKernel`` on a machine without a GPU: the LSTM
-    kernels' CUDA bodies are plain arithmetic with ``exp`` and ``tanh``, so with the type
-    names and semicolons removed each line is Python, run here over NumPy arrays."""
+    kernels' CUDA bodies are index arithmetic (``ptrdiff_t`` lines, where C's ``/`` of
+    non-negative integers is Python's ``//``) and plain arithmetic with ``exp`` and
+    ``tanh`` on ``raw`` arrays, so with the type names and semicolons removed each line is
+    Python, run here over NumPy arrays for every element ``i`` at once. A raw array is
+    read at its logical (C-order) index, as CuPy reads it; one written to must be
+    contiguous, so that its flat view writes through."""
 
     def __init__(self, in_params, out_params, operation, name):
-        self.ins = [p.split()[1] for p in in_params.split(", ")]
-        self.outs = [p.split()[1] for p in out_params.split(", ")]
-        self.lines = [line.strip().rstrip(";").removeprefix("T ") for line in operation.splitlines()]
+        self.params = [p.split() for p in f"{in_params}, {out_params}".split(", ")]
+        assert all(p[0] == "raw" or p[0] == "int64" for p in self.params)
+        self.lines = []
+        for line in operation.splitlines():
+            line = line.strip().rstrip(";")
+            if line.startswith("ptrdiff_t "):
+                line = line.removeprefix("ptrdiff_t ").replace(" / ", " // ")
+            self.lines.append(line.removeprefix("T "))
+        self.writes = {p[-1] for p in self.params[len(in_params.split(", ")):]}
 
-    def __call__(self, *arrays):
-        assert len(arrays) == len(self.ins) + len(self.outs)
-        names = {"exp": np.exp, "tanh": np.tanh}
-        names.update(zip(self.ins, arrays))
+    def __call__(self, *args, size):
+        assert len(args) == len(self.params)
+        names = {"exp": np.exp, "tanh": np.tanh, "i": np.arange(size)}
+        for param, value in zip(self.params, args):
+            if param[0] == "raw":
+                if param[-1] in self.writes:
+                    assert value.flags.c_contiguous
+                    value = value.reshape(-1)
+                else:
+                    value = np.ravel(value)
+            names[param[-1]] = value
         for line in self.lines:
             exec(line, names)
-        shape = np.broadcast_shapes(*(a.shape for a in arrays))
-        for name, target in zip(self.outs, arrays[len(self.ins):]):
-            target[...] = np.broadcast_to(names[name], shape)
 
 
-@pytest.mark.parametrize("K", [0, 1, 2])
-@pytest.mark.parametrize("columns", [(), (3,)])
-@pytest.mark.parametrize("shared_bias", [True, False])
-def test_fused_lstm_kernels_compute_what_the_numpy_path_computes(monkeypatch, K, columns, shared_bias):
-    """The GPU's one-kernel lstm_step (batchviz.ops.lstm_kernels) against the NumPy path,
-    forward and backward, for a leaf, a sequence step and a tree node, vectors and columns,
-    a shared bias and one per node. CI has no GPU, so the kernels' bodies run as Python
-    here; on a GPU the suite compares the compiled kernels with NumPy (above)."""
+FUSED_CASES = [(K, columns, bias) for K in (0, 1, 2) for columns in ((), (3,))
+               for bias in ("shared", "per node", "per node and column") if columns or bias != "per node and column"]
+
+
+def _check_fused_lstm_kernels(xp, K, columns, bias_layout):
+    """The one-kernel lstm_step (batchviz.ops.lstm_kernels) on ``xp``'s arrays against the
+    NumPy path, forward and backward. A bias per node and the previous cells are strided
+    views (every other row of a larger array), as the executor hands them over when it
+    reads an earlier batch's nodes where they lie."""
+    from batchviz.ops import lstm_kernels
+    from batchviz.ops.lstm_steps import _STEP
+
+    rng = np.random.default_rng(K)
+    n, H, D = 4, 3, 5
+    blocks = K + 3
+    every_other = lambda shape: rng.normal(size=(2 * shape[0],) + shape[1:])[::2]
+    b = {"shared": lambda: rng.normal(size=blocks * H),
+         "per node": lambda: every_other((n, blocks * H)),
+         "per node and column": lambda: every_other((n, blocks * H) + columns)}[bias_layout]()
+    terms = [b, rng.normal(size=(blocks * H, D)), rng.normal(size=(n, D) + columns)]
+    cells = [every_other((n, H) + columns) for _ in range(K)]
+    ins = terms + cells
+    want = _STEP.forward(np, ins, [(H, K)], n)
+    g = rng.normal(size=want.shape)
+    needs = [True] * len(ins)
+    want_grads = _STEP.backward(np, ins, want, g, [(H, K)], n, needs)
+
+    on = (lambda a: xp.asarray(a)) if xp is not np else (lambda a: a)
+    back = (lambda a: a.get()) if xp is not np else (lambda a: a)
+    dev_b, dev_cells = on(b), [on(c) for c in cells]
+    if xp is not np:  # strided on the device too
+        dev_b = dev_b if b.ndim == 1 else on(np.repeat(b, 2, axis=0))[::2]
+        dev_cells = [on(np.repeat(c, 2, axis=0))[::2] for c in cells]
+    total = on(_STEP.products(np, terms, rows=True))
+    got = xp.full(want.shape, np.nan)
+    lstm_kernels.step_forward(total, dev_b, dev_cells, got, H)
+    np.testing.assert_allclose(back(got), want, rtol=1e-12)
+
+    d_rows, d_cells = lstm_kernels.step_backward(xp, on(g), got, dev_cells, H)
+    grads = [None] * len(ins)
+    grads[len(terms):] = [back(d) for d in d_cells]
+    got_grads = _STEP._rows_backward(np, terms, back(d_rows), needs, grads)
+    for w, x in zip(want_grads, got_grads):
+        if hasattr(w, "value"):   # a shared W's gradient, summed by the executor later
+            w, x = w.value(np), x.value(np)
+        np.testing.assert_allclose(x, w, rtol=1e-10, atol=1e-14)  # (values of order 1)
+
+
+@pytest.mark.parametrize("K, columns, bias_layout", FUSED_CASES)
+def test_fused_lstm_kernels_compute_what_the_numpy_path_computes(monkeypatch, K, columns, bias_layout):
+    """The GPU's fused lstm_step kernels for a leaf, a sequence step and a tree node,
+    vectors and columns, every bias layout. CI has no GPU, so the kernels' bodies run as
+    Python here (:class:`_PythonElementwiseKernel`); the next test runs them compiled."""
     import types
 
     from batchviz.ops import lstm_kernels
-    from batchviz.ops.lstm import bias_by_block
-    from batchviz.ops.lstm_steps import _STEP
 
     monkeypatch.setitem(__import__("sys").modules, "cupy",
                         types.SimpleNamespace(ElementwiseKernel=_PythonElementwiseKernel))
     lstm_kernels.forward_kernel.cache_clear()
     lstm_kernels.backward_kernel.cache_clear()
-    rng = np.random.default_rng(K)
-    n, H, D = 4, 3, 5
-    blocks = K + 3
-    b = rng.normal(size=(blocks * H,) if shared_bias else (n, blocks * H))
-    terms = [b, rng.normal(size=(blocks * H, D)), rng.normal(size=(n, D) + columns)]
-    cells = [rng.normal(size=(n, H) + columns) for _ in range(K)]
-    ins = terms + cells
-    want = _STEP.forward(np, ins, [(H, K)], n)
+    try:
+        _check_fused_lstm_kernels(np, K, columns, bias_layout)
+    finally:
+        lstm_kernels.forward_kernel.cache_clear()   # the next test may have the real CuPy
+        lstm_kernels.backward_kernel.cache_clear()
 
-    total = _STEP.products(np, terms, rows=True)
-    got = np.full_like(want, np.nan)
-    bias = bias_by_block(b, n, blocks, H, len(columns))
-    lstm_kernels.step_forward(total.reshape((n, blocks, H) + columns), list(bias), cells, got)
-    np.testing.assert_allclose(got, want, rtol=1e-12)
 
-    g = rng.normal(size=want.shape)
-    needs = [True] * len(ins)
-    want_grads = _STEP.backward(np, ins, want, g, [(H, K)], n, needs)
-    d, d_cells = lstm_kernels.step_backward(np, g, got, cells)
-    grads = [None] * len(ins)
-    grads[len(terms):] = d_cells
-    got_grads = _STEP._terms_backward(np, terms, d, needs, grads)
-    for w, x in zip(want_grads, got_grads):
-        if hasattr(w, "value"):   # a shared W's gradient, summed by the executor later
-            w, x = w.value(np), x.value(np)
-        np.testing.assert_allclose(x, w, rtol=1e-10)
-    lstm_kernels.forward_kernel.cache_clear()   # the next test may have the real CuPy
-    lstm_kernels.backward_kernel.cache_clear()
+@needs_gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("K, columns, bias_layout", FUSED_CASES)
+def test_compiled_fused_lstm_kernels_compute_what_the_numpy_path_computes(K, columns, bias_layout):
+    """The same cases with the compiled kernels, on CuPy arrays in float64, strided views
+    on the device included."""
+    import cupy
+
+    _check_fused_lstm_kernels(cupy, K, columns, bias_layout)

@@ -44,7 +44,7 @@ from .base import Op, register
 from .columns import affine_batch
 from .linalg import AffineArguments, affine_terms, affine_transform
 from . import lstm_kernels
-from .lstm import activated_gates_into, bias_by_block, bias_gradient, gates_as_rows, gates_shape
+from .lstm import activated_gates_into, bias_gradient, gates_as_rows, gates_shape
 
 
 def _positive(hidden, who: str) -> int:
@@ -124,10 +124,7 @@ class LSTMStep(AffineArguments):
             out = xp.empty((K + 5, n, H) + x.shape[2:], dtype=x.dtype)
         if xp is not np:   # a GPU: the element-wise work is one kernel (see lstm_kernels)
             total = self.products(xp, ins[:T], rows=True)    # (n, (K + 3) H) + columns
-            cols = total.shape[2:]
-            bias = bias_by_block(ins[0], n, K + 3, H, len(cols))
-            lstm_kernels.step_forward(total.reshape((n, K + 3, H) + cols),
-                                      [bias[k] for k in range(K + 3)], ins[T:], out)
+            lstm_kernels.step_forward(total, ins[0], ins[T:], out, H)
             return out
         gates = out[2:]                                  # [i, f_1..f_K, o, u]
         activated_gates_into(self, xp, ins[:T], H, gates)
@@ -144,12 +141,12 @@ class LSTMStep(AffineArguments):
         T = len(ins) - K
         # the gradient reaches h (its readers) and c (the next steps); nothing reads the gates
         if xp is not np:   # a GPU: one kernel (see lstm_kernels)
-            d, d_cells = lstm_kernels.step_backward(xp, g, out, ins[T:])
+            d_rows, d_cells = lstm_kernels.step_backward(xp, g, out, ins[T:], H)
             grads = [None] * len(ins)
             for k in range(K):
                 if needs[T + k]:
                     grads[T + k] = d_cells[k]
-            return self._terms_backward(xp, ins[:T], d, needs, grads)
+            return self._rows_backward(xp, ins[:T], d_rows, needs, grads)
         gh, gc = g[0], g[1]
         c, acts = out[1], out[2:]                        # acts: [i, f_1..f_K, o, u]
         i, o, u = acts[0], acts[-2], acts[-1]
@@ -180,10 +177,14 @@ class LSTMStep(AffineArguments):
     def _terms_backward(self, xp, terms, d, needs, grads) -> list:
         """The bias's, weights' and inputs' gradients from ``d``, the gradient of the gates'
         pre-activations block by block."""
-        d = gates_as_rows(xp, d)                         # (n, (K + 3) H, ...) for the products
+        return self._rows_backward(xp, terms, gates_as_rows(xp, d), needs, grads)
+
+    def _rows_backward(self, xp, terms, d_rows, needs, grads) -> list:
+        """:meth:`_terms_backward` from the gradient already as one row per node,
+        ``(n, (K + 3) H) + columns``: the layout of the products' gradients."""
         if needs[0]:
-            grads[0] = bias_gradient(terms[0], d)
-        return self.products_backward(xp, terms, d, needs, grads)
+            grads[0] = bias_gradient(terms[0], d_rows)
+        return self.products_backward(xp, terms, d_rows, needs, grads)
 
     def describe_signature(self, key, graph=None):
         """``lstm_step-h256-K1-...``: hidden size, number of previous cells, then the terms

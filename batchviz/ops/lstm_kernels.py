@@ -8,7 +8,8 @@ most of the time. Here each direction is one :class:`cupy.ElementwiseKernel`, so
 steps costs its matrix products plus one launch, whatever ``K``.
 
 The kernels are generated for each ``K`` (the number of previous cells: 0 for a Tree-LSTM
-leaf, 1 for a sequence LSTM, 2 for a binary Tree-LSTM node) and compiled once; CuPy caches
+leaf, 1 for a sequence LSTM, 2 for a binary Tree-LSTM node), and forward for each layout
+of the bias, and compiled once; CuPy caches
 the compiled code on disk. Their arithmetic is the NumPy path's
 (:meth:`batchviz.ops.lstm_steps.LSTMStep.forward`), which the float64 gradient checks and
 the CuPy-versus-NumPy tests compare on the GPU. NumPy keeps its own in-place path: on a
@@ -16,13 +17,14 @@ CPU, big array operations are what is fast.
 
 How the kernels read and write: every array is a ``raw`` argument, indexed by hand from
 the element ``i`` of the step's block (node ``j``, then hidden unit, then column: one of
-``span = n * hid * cols`` elements). Passing whole arrays instead of one view per gate
-block matters as much as the fusion: each view and each array argument of an
-``ElementwiseKernel`` call costs the host microseconds, and a batch with a view per gate,
-per bias block and per output block passed fourteen arrays, about 150 µs of host time per
-batch on an H100 machine's host against about 20 for the arrays whole. CuPy reads a raw
-array at its logical (C-order) index whatever its strides, so a bias or a previous cell
-that is a strided view of an earlier batch is read where it lies.
+``span = n * hid * cols`` elements). Each view made and each array argument of an
+``ElementwiseKernel`` call costs the host microseconds, and the GPU waits for the host:
+with a view per gate block, per bias block and per output block (fourteen arrays for a
+sequence step) the host spent about 190 µs per step batch forward and 200 backward on an
+H100 machine's CPU; with whole arrays 140 and 125, and the BiLSTM tagger's agenda ran
+about 1.45x faster (``docs/benchmarks.md``, "On the GPU"). CuPy reads a raw array at its
+logical (C-order) index whatever its strides, so a bias or a previous cell that is a
+strided view of an earlier batch is read where it lies.
 
 Names in the generated code, for each gate ``g`` of ``i, f0, ..., o, u`` (the weights'
 block order): ``z_g`` its pre-activation without the bias, ``b_g`` its bias, ``a_g`` the

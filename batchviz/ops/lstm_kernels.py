@@ -37,6 +37,7 @@ The index arithmetic is declared ``ptrdiff_t``; everything else is plain arithme
 from __future__ import annotations
 
 import functools
+import math
 
 #: how the gates' bias is laid out, by its number of dimensions: shared by the batch
 #: ``(B hid,)``; one per node ``(n, B hid)``; one per node and column ``(n, B hid, cols)``
@@ -125,19 +126,12 @@ def backward_kernel(K: int):
                                   f"batchviz_lstm_step_backward_k{K}")
 
 
-def _columns(shape) -> int:
-    cols = 1
-    for m in shape:
-        cols *= m
-    return cols
-
-
 def step_forward(pre, bias, cells, out, hidden: int) -> None:
     """Fill ``out`` (``[h, c, i, f_1..f_K, o, u]``, block by block, contiguous) from the
     products ``pre`` (rows ``(n, (K + 3) hidden) + columns``, bias not yet added), the
     gates' bias (see :data:`BIAS_LAYOUTS`) and the previous cells, in one launch."""
     n = out.shape[1]
-    cols = _columns(out.shape[3:])
+    cols = math.prod(out.shape[3:])
     forward_kernel(len(cells), BIAS_LAYOUTS[bias.ndim])(
         pre, bias, *cells, hidden, cols, n * hidden * cols, out, size=n * hidden * cols)
 
@@ -148,7 +142,7 @@ def step_backward(xp, g, out, cells, hidden: int):
     ``h`` in block 0, of the cell in block 1) and the batch's output ``out``."""
     blocks, n = out.shape[0] - 2, out.shape[1]
     columns = out.shape[3:]
-    cols = _columns(columns)
+    cols = math.prod(columns)
     d = xp.empty((n, blocks * hidden) + columns, dtype=g.dtype)
     d_cells = [xp.empty(out.shape[1:], dtype=g.dtype) for _ in cells]
     backward_kernel(len(cells))(g, out, *cells, hidden, cols, n * hidden * cols, d, *d_cells,

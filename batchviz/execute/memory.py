@@ -108,6 +108,17 @@ def element_index(starts: np.ndarray, size: int) -> np.ndarray:
     return (starts[:, None] + np.arange(size, dtype=np.int64)).reshape(-1)
 
 
+def device_element_index(starts: np.ndarray, size: int):
+    """:func:`element_index` on the current backend's device. On a GPU only the ``n``
+    starts travel (one small upload) and the ``n * size`` indices are made there with one
+    broadcast add: built on the host, the index of a minibatch's output layer (2,560 nodes
+    of 300) is 6 MB of int64 made by NumPy and then copied over, on every forward pass."""
+    if state.xp is np:
+        return element_index(starts, size)
+    offsets = state.xp.arange(size, dtype=np.int64)
+    return (to_device_index(starts)[:, None] + offsets).reshape(-1)
+
+
 def strided_view(xp, flat, start: int, n: int, size: int, step: int):
     """``n`` blocks of ``size`` elements of ``flat``, ``step`` elements apart from
     ``flat[start]`` on, as one ``(n, size)`` array without a copy. (Slicing a reshaped
@@ -287,11 +298,12 @@ class Memory:
         arena = self.arenas[k][1]
         xp = state.xp
         block_values = xp.concatenate([arena[start:start + length] for _, start, length in pieces])
-        width = size if size >= ROWS_MIN_WIDTH and xp is np else 1
-        index = np.concatenate([np.arange(start, start + length, width, dtype=np.int64)
-                                for _, start, length in pieces])
-        if width == 1:
-            index = to_device_index(index)
+        starts = np.concatenate([np.arange(start, start + length, size, dtype=np.int64)
+                                 for _, start, length in pieces])   # node after node
+        if size >= ROWS_MIN_WIDTH and xp is np:
+            index, width = starts, size
+        else:
+            index, width = device_element_index(starts, size), 1
         return block_values, (COPY, k, index, width, len(batches) == len(pieces))
 
     def _across_arenas(self, locs: list, size: int) -> tuple:
@@ -310,7 +322,7 @@ class Memory:
         for at in np.split(by_arena, cuts):
             k = int(which[at[0]])
             base, arena = self.arenas[k]
-            index = to_device_index(element_index(locs[at] - base, size))
+            index = device_element_index(locs[at] - base, size)
             at = to_device_index(at)
             out[at] = arena[index].reshape(-1, size)
             groups.append((k, at, index))
@@ -373,12 +385,11 @@ class Memory:
                         (STRIDED, k, first - base, n, sizes, step))
             starts = np.asarray(locs, dtype=np.int64) - base
             if sizes == 1:
-                index, width = starts, 1
+                index, width = to_device_index(starts), 1
             elif sizes >= ROWS_MIN_WIDTH and state.xp is np:
                 index, width = starts, sizes  # one index per node, into the rows view
             else:
-                index = element_index(starts, sizes)
-                width = 1
+                index, width = device_element_index(starts, sizes), 1
         else:
             ends = np.cumsum(sizes)
             starts = np.asarray(locs, dtype=np.int64)
@@ -386,12 +397,11 @@ class Memory:
                 stats.copies_avoided += 1
                 return arena[first - base:first - base + int(ends[-1])], (VIEW, k, first - base, int(ends[-1]))
             total = int(ends[-1])
-            index = (np.repeat(starts - base - (ends - sizes), sizes)
-                     + np.arange(total, dtype=np.int64))
+            index = to_device_index(np.repeat(starts - base - (ends - sizes), sizes)
+                                    + np.arange(total, dtype=np.int64))
             width = 1
         unique = len(set(nodes)) == n
         if width == 1:
-            index = to_device_index(index)
             block = arena[index]
         else:
             block = rows_view(arena, width)[index].reshape(-1)

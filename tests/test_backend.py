@@ -226,3 +226,16 @@ def test_compiled_fused_lstm_kernels_compute_what_the_numpy_path_computes(K, col
     import cupy
 
     _check_fused_lstm_kernels(cupy, K, columns, bias_layout)
+
+
+@needs_gpu
+@pytest.mark.gpu
+def test_element_indices_made_on_the_device_match_numpys():
+    """A copy's element index, made on the GPU from the nodes' starts, is NumPy's."""
+    from batchviz.execute.memory import device_element_index, element_index
+
+    starts = np.array([40, 0, 7, 123], dtype=np.int64)
+    bv.set_backend("cupy")   # (the suite's fixture sets the backend back)
+    got = device_element_index(starts, 5)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got.get(), element_index(starts, 5))

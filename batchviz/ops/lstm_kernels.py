@@ -8,9 +8,9 @@ most of the time. Here each direction is one :class:`cupy.ElementwiseKernel`, so
 steps costs its matrix products plus one launch, whatever ``K``.
 
 The kernels are generated for each ``K`` (the number of previous cells: 0 for a Tree-LSTM
-leaf, 1 for a sequence LSTM, 2 for a binary Tree-LSTM node), and forward for each layout
-of the bias, and compiled once; CuPy caches
-the compiled code on disk. Their arithmetic is the NumPy path's
+leaf, 1 for a sequence LSTM, 2 for a binary Tree-LSTM node), forward also for each layout
+of the bias (:data:`BIAS_LAYOUTS`), and compiled once; CuPy caches the compiled code on
+disk. Their arithmetic is the NumPy path's
 (:meth:`batchviz.ops.lstm_steps.LSTMStep.forward`), which the float64 gradient checks and
 the CuPy-versus-NumPy tests compare on the GPU. NumPy keeps its own in-place path: on a
 CPU, big array operations are what is fast.
@@ -19,7 +19,7 @@ How the kernels read and write: every array is a ``raw`` argument, indexed by ha
 the element ``i`` of the step's block (node ``j``, then hidden unit, then column: one of
 ``span = n * hid * cols`` elements). Each view made and each array argument of an
 ``ElementwiseKernel`` call costs the host microseconds, and the GPU waits for the host:
-with a view per gate block, per bias block and per output block (fourteen arrays for a
+with a view per gate block, per bias block and per output block (fifteen arrays for a
 sequence step) the host spent about 190 µs per step batch forward and 200 backward on an
 H100 machine's CPU; with whole arrays 140 and 125, and the BiLSTM tagger's agenda ran
 about 1.45x faster (``docs/benchmarks.md``, "On the GPU"). CuPy reads a raw array at its

@@ -23,10 +23,11 @@ TASKS = {
     "parser": "parser",
     "report": "report",
     "products": "products",
+    "hosttime": "hosttime",
 }
 
 #: tasks that are not training runs: no modes, and not part of ``all``
-NOT_TRAINING = ("overhead", "report", "products")
+NOT_TRAINING = ("overhead", "report", "products", "hosttime")
 ALL = [name for name in TASKS if name not in NOT_TRAINING]
 
 

@@ -206,3 +206,26 @@ def test_products_benchmark_times_both_ways_round(tmp_path, capsys):
     for r in results:
         assert r["rows_s"] > 0 and r["columns_s"] > 0
         assert r["batchviz_uses"] == ("columns" if columns_first(r["W"][0], r["n"]) else "rows")
+
+
+def test_hosttime_benchmark_times_the_executor_and_the_kernels(tmp_path, capsys):
+    """``python -m benchmarks hosttime --quick``: the host time of each executor part and
+    op kernel, for the naive and the manual code; the parts do not overlap (so they add
+    up to less than the step), and the timing wrappers are gone afterwards."""
+    from batchviz.execute import executor
+    from batchviz.ops.lstm_steps import LSTMStep
+
+    originals = (executor._read_positions, LSTMStep.__dict__["forward"])
+    path = tmp_path / "hosttime.json"
+    assert main(["hosttime", "--quick", "--json", str(path)]) == 0
+    assert "synthetic task, manual+agenda" in capsys.readouterr().out
+    results = json.loads(path.read_text())["results"]
+    assert set(results) == {"agenda", "manual+agenda"}
+    for mode, entry in results.items():
+        parts = entry["parts"]
+        assert parts["lstm_step forward"]["calls"] > 0
+        assert parts["lstm_step backward"]["calls"] == parts["lstm_step forward"]["calls"]
+        assert parts["executor read_positions"]["calls"] > 0
+        assert 0 < sum(p["ms"] for p in parts.values()) < entry["step_ms"]
+    assert results["agenda"]["parts"]["executor lay_out"]["calls"] == 1
+    assert (executor._read_positions, LSTMStep.__dict__["forward"]) == originals

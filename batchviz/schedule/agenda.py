@@ -275,8 +275,9 @@ class _Release:
     * ``fanout[r]``: how many pending users each node of the signature has, when all have
       the same number (-1 otherwise): the users of a batch are then a fixed-width block
       per node, with no variable-length ranges to join. (With -1, each batch is checked
-      on its own: only a sequence's last step has fewer users, so a step batch of the
-      synthetic BiLSTM is uniform in 158 cases out of 158);
+      on its own: a sequence's last step has fewer users than its other steps, but the
+      nodes of one batch usually agree - in all 158 such batches of the synthetic
+      BiLSTM's minibatch);
     * ``repeats[r]``: whether some node has two arguments of the signature: only then can
       a user be listed twice in one batch's users.
     """

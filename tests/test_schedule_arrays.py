@@ -310,6 +310,7 @@ def test_depth_priorities_and_dependencies_equal_plain_loops(params):
     for small in (0, 10**9):  # the NumPy path, then the Python loops for small pending sets
         view = PendingView(graph)
         view.SMALL = small
+        assert view.nodes == plain_pending_nodes(graph)
         avg = average_depths(view)
         expected = reference_average_depths(view)
         assert avg == expected and list(avg) == list(expected)  # same floats, same order
@@ -319,6 +320,35 @@ def test_depth_priorities_and_dependencies_equal_plain_loops(params):
             assert unresolved[i - start] == len(view.pending_args(i))
             assert users[user_start[i - start]:user_start[i - start + 1]] == [
                 u for u in view.nodes for a in view.pending_args(u) if a == i]
+
+
+def plain_pending_nodes(graph) -> list:
+    """The nodes a view of ``graph`` schedules: those not run yet, parameters left out."""
+    return [i for i in range(graph.n_evaluated, len(graph.ops)) if i not in graph.param_of_node]
+
+
+def test_a_parameter_first_used_after_a_run_is_not_pending():
+    """A parameter whose node is made after a ``value()`` sits among the new nodes; every
+    way of listing the pending nodes leaves it out (they look only at the new nodes, not
+    the whole graph)."""
+    model = bv.Model(seed=0)
+    W, U = model.add_parameters((3, 3)), model.add_parameters((3, 3))
+    with bv.Graph() as graph:
+        h = bv.tanh(W @ bv.zeros(3))
+        h.value()
+        for _ in range(100):  # U's node is made here, after the run
+            h = bv.tanh(U @ h)
+        late = graph.param_node[id(U)]
+        assert late >= graph.n_evaluated
+        expected = plain_pending_nodes(graph)
+        assert late not in expected and len(expected) == 200
+        for small in (0, 10**9):  # the NumPy path, then the Python loop
+            view = PendingView(graph)
+            view.SMALL = small
+            assert view.nodes == expected
+        assert PendingView(graph).arrays().nodes.tolist() == expected
+        assert AgendaBatching().schedule_batches(PendingView(graph)).batches() == \
+            AgendaBatching().schedule_nodes(PendingView(graph))
 
 
 def test_stable_argsort_equals_numpys_on_narrow_and_wide_keys():

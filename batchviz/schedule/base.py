@@ -87,20 +87,23 @@ class PendingView:
         if self._nodes is None:
             if self._arrays is not None:
                 self._nodes = self._arrays.nodes.tolist()
-            elif self.end - self.start > 64:  # one NumPy pass is faster than a membership loop
-                self._nodes = (np.flatnonzero(~self._done()[self.start:]) + self.start).tolist()
-            else:
+            elif self.is_small():  # a few nodes: a membership loop costs less than NumPy
                 params = self._params
                 self._nodes = [i for i in range(self.start, self.end) if i not in params]
+            else:
+                self._nodes = (np.flatnonzero(self._pending_mask()) + self.start).tolist()
         return self._nodes
 
-    def _done(self) -> np.ndarray:
-        """Per node id up to ``end``: True for parameters and nodes before ``start``."""
-        done = np.zeros(self.end, dtype=bool)
-        done[:self.start] = True
-        if self._params:
-            done[np.fromiter(self._params, dtype=np.int64, count=len(self._params))] = True
-        return done
+    def _pending_mask(self) -> np.ndarray:
+        """Per node id from ``start`` to ``end``: True unless it is a parameter. (Sized by
+        the nodes added since the last run, not by the whole graph: a parser runs forward
+        after every step of a graph that grows to tens of thousands of nodes.)"""
+        start = self.start
+        pending = np.ones(self.end - start, dtype=bool)
+        inside = [p - start for p in self._params if p >= start]
+        if inside:
+            pending[inside] = False
+        return pending
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -225,8 +228,7 @@ class PendingArrays:
         self.start = start
         self.sig = int64_array(_part(view.signature, start, end), n)
         self.depth = int64_array(_part(view.depth, start, end), n)
-        self._done_mask = view._done()
-        self.pending = ~self._done_mask[start:]
+        self.pending = view._pending_mask()
         self.nodes = np.flatnonzero(self.pending)
         self.nodes += start
 
@@ -263,12 +265,14 @@ class PendingArrays:
     @cached_property
     def _pending_args(self) -> tuple:
         """``(edge_arg, edge_user)`` (parameters have no arguments: every user is
-        pending)."""
-        keep = ~self._done_mask[self.arg_flat]
+        pending). One lookup per argument entry, in a mask over node ids: an argument may be
+        any earlier node."""
+        pending = np.zeros(self._view.end, dtype=bool)
+        pending[self.start:] = self.pending
+        keep = pending[self.arg_flat]
         edge_arg = self.arg_flat[keep]
         edge_arg -= self.start
-        edge_user = self.arg_user[keep]
-        return edge_arg, edge_user
+        return edge_arg, self.arg_user[keep]
 
     @property
     def edge_arg(self) -> np.ndarray:

@@ -27,6 +27,13 @@ class Operators:
 
     __slots__ = ()
 
+    #: NumPy's opt-out (NEP 13): ``array + x`` would otherwise loop over the array and
+    #: return an object array of expressions, one per element, silently. With it, NumPy's
+    #: operators hand over to ours (``np.float64(2) * x`` is ``2 * x``; an array gets the
+    #: error that says to wrap it with ``bv.input``), and ``np.exp(x)`` refuses the
+    #: expression instead of failing inside NumPy.
+    __array_ufunc__ = None
+
     def __add__(self, other):
         if isinstance(other, numbers.Real):
             return api.shift(self, other)

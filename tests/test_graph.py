@@ -83,6 +83,56 @@ def test_operators(float64):
             np.testing.assert_allclose(expr.value(), expected, rtol=1e-12, err_msg=name)
 
 
+def test_operators_with_numbers_and_parameters(float64):
+    """A number on either side, a parameter on the left, and the operators that refuse."""
+    model = bv.Model(seed=0)
+    v = model.add_parameters(3, init="normal")
+    with bv.Graph():
+        x = bv.input([1.0, -2.0, 0.5])
+        data = np.array([1.0, -2.0, 0.5])
+        cases = {
+            "add number": (x + 2.0, data + 2.0),
+            "sub number": (x - 2.0, data - 2.0),
+            "mul number": (x * 3.0, data * 3.0),
+            "numpy scalar": (np.float64(2.0) * x - np.int64(1), 2.0 * data - 1.0),
+            "pos": (+x, data),
+            "parameter + x": (v + x, v.value() + data),
+            "parameter - x": (v - x, v.value() - data),
+            "parameter * x": (v * x, v.value() * data),
+        }
+        for name, (expr, expected) in cases.items():
+            assert isinstance(expr, bv.Expression), name
+            np.testing.assert_allclose(expr.value(), expected, rtol=1e-12, err_msg=name)
+        with pytest.raises(ZeroDivisionError, match="division of an expression by zero"):
+            x / 0
+        with pytest.raises(IndexError, match="step 1"):
+            x[::2]
+        with pytest.raises(TypeError, match="no truth value"):
+            bool(x)
+
+
+@pytest.mark.parametrize("combine", [
+    lambda data, x: data + x,
+    lambda data, x: data - x,
+    lambda data, x: data * x,
+    lambda data, x: np.ones((2, 3)) @ x,
+], ids=["add", "sub", "mul", "matmul"])
+def test_a_numpy_array_with_an_expression_asks_for_bv_input(combine):
+    """Left to NumPy, ``array + x`` would loop over the array and return an object array
+    of expressions, one per element; it must raise and say what to do instead."""
+    with bv.Graph():
+        x = bv.input([1.0, -2.0, 0.5])
+        with pytest.raises(TypeError, match=r"got ndarray \(wrap data with bv.input"):
+            combine(np.ones(3), x)
+
+
+def test_numpy_functions_refuse_an_expression():
+    with bv.Graph():
+        x = bv.input([1.0, -2.0, 0.5])
+        with pytest.raises(TypeError, match="does not support ufuncs"):
+            np.exp(x)
+
+
 def test_parameter_values_are_copies_and_dtype_switch():
     model = bv.Model(seed=0)
     W = model.add_parameters((2, 2))

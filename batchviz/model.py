@@ -37,10 +37,13 @@ def _initial_values(shape: tuple, init, rng: np.random.Generator) -> np.ndarray:
             "a number or an array"
         )
     if isinstance(init, numbers.Real):
-        return np.full(shape, float(init))
-    values = np.asarray(init, dtype=np.float64)
-    if values.shape != tuple(shape):
-        raise ValueError(f"initial values have shape {values.shape}, expected {tuple(shape)}")
+        values = np.full(shape, float(init))
+    else:
+        values = np.asarray(init, dtype=np.float64)
+        if values.shape != tuple(shape):
+            raise ValueError(f"initial values have shape {values.shape}, expected {tuple(shape)}")
+    if not np.all(np.isfinite(values)):
+        raise ValueError("initial values contain NaN or infinity")
     return values
 
 
@@ -56,6 +59,16 @@ class ParameterBase(Operators):
         self._array = backend.to_device(values)
         self._grad = None
         self._spare_grad = None
+
+    def expr(self):
+        """This parameter, whole, as an expression of the current graph (ops take a
+        parameter directly too: ``W @ h``; a lookup table whole is a ``(rows, dim)`` matrix,
+        as for output weights tied to the embeddings, ``E @ h``)."""
+        from .graph import current_graph
+        from .expression import Expression
+
+        g = current_graph()
+        return Expression(g, g.parameter_node(self))
 
     # values ----------------------------------------------------------------------------
     def value(self) -> np.ndarray:
@@ -118,14 +131,6 @@ class Parameters(ParameterBase):
 
     __slots__ = ()
 
-    def expr(self):
-        """This parameter as an expression of the current graph."""
-        from .graph import current_graph
-        from .expression import Expression
-
-        g = current_graph()
-        return Expression(g, g.parameter_node(self))
-
 
 class LookupParameters(ParameterBase):
     """A lookup table (embeddings) of shape ``(rows, dim)``; ``E[i]`` is row ``i``."""
@@ -137,12 +142,6 @@ class LookupParameters(ParameterBase):
 
     def __len__(self) -> int:
         return self.shape[0]
-
-    def expr(self):
-        raise TypeError(
-            f"lookup parameters {self.name} are used row by row: write {self.name}[i] or "
-            "bv.lookup(E, i)"
-        )
 
 
 class Model:

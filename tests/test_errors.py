@@ -187,3 +187,23 @@ def test_a_step_bias_must_be_a_vector_or_have_the_inputs_columns():
         assert raised_at_this_file(excinfo)
         with pytest.raises(ValueError, match="2 weight matrices but 1 inputs"):
             bv.sequence_step(model.add_parameters((8,)), [Wh, Wh], Wh, [h], h, h, 2)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda m: m.add_parameters(3, init="xavier"), "unknown initializer 'xavier'; use 'glorot'"),
+    (lambda m: m.add_parameters(3, init=[1.0, 2.0]), r"initial values have shape \(2,\), expected \(3,\)"),
+    (lambda m: m.add_parameters(3, init=[1.0, np.inf, 2.0]), "initial values contain NaN or infinity"),
+    (lambda m: m.add_parameters(2, init=float("nan")), "initial values contain NaN or infinity"),
+    (lambda m: m.add_parameters((0, 3)), r"positive dimensions, got \(0, 3\)"),
+    (lambda m: m.add_lookup_parameters((4, 2, 2)), r"lookup parameters need a shape \(rows, dim\)"),
+    (lambda m: [m.add_parameters(2, name="W"), m.add_parameters(2, name="W")],
+     "a parameter named 'W' already exists"),
+    (lambda m: m.add_parameters((2, 2)).set_value(np.ones(3)), r"new values have shape \(3,\), expected \(2, 2\)"),
+    (lambda m: m.add_parameters(2).set_value([0.0, np.nan]), "new values contain NaN or infinity"),
+], ids=["initializer", "init-shape", "init-inf", "init-nan", "shape", "lookup-shape", "name",
+        "set-shape", "set-nan"])
+def test_model_errors_name_what_was_wrong(make, message):
+    model = bv.Model(seed=0)
+    with pytest.raises(ValueError, match=message):
+        make(model)
+    assert all(np.all(np.isfinite(p.value())) for p in model.parameters())

@@ -154,11 +154,27 @@ class Model:
         state.models.add(self)
 
     def _unique_name(self, name: str | None, prefix: str) -> str:
+        """``name``, refused if taken; or, when None, ``prefix`` and a number not taken."""
         if name is None:
-            name = f"{prefix}{len(self._params)}"
-        if name in self._names:
+            k = len(self._params)
+            while f"{prefix}{k}" in self._names:  # a name given by hand may look like ours
+                k += 1
+            name = f"{prefix}{k}"
+        elif name in self._names:
             raise ValueError(f"a parameter named {name!r} already exists in this model")
         self._names.add(name)
+        return name
+
+    def unique_prefix(self, base: str) -> str:
+        """``base``, or ``base_2``, ``base_3``, ...: the first that starts no parameter name
+        of this model. A builder made without a ``name`` names its parameters with it
+        (``lstm.l0.Wh``, then ``lstm_2.l0.Wh`` for a second LSTM), in creation order, so a
+        model built by the same code again gets the same names and can :meth:`load`."""
+        taken = {n.split(".", 1)[0] for n in self._names}
+        name, k = base, 1
+        while name in taken:
+            k += 1
+            name = f"{base}_{k}"
         return name
 
     def add_parameters(self, shape, init="glorot", name: str | None = None) -> Parameters:

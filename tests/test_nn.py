@@ -262,7 +262,7 @@ def test_lstm_sequence_checks_every_step_and_records_sources():
         built = g.sources[outputs[2].node - 1:]             # the bulk-appended steps
         assert len(built) == 3 * 2 and all("test_nn.py" in s for s in built)
         n = len(g.ops)
-        with pytest.raises(bv.ShapeError, match="affine"):
+        with pytest.raises(bv.ShapeError, match=r"inputs of size 3, but input 4 has shape \(4,\)"):
             lstm.initial_state().transduce(xs[:3] + [bv.input(np.ones(4))])
         # zeros x2, the first two steps (checked), one bulk step, the wrong input's node;
         # a step is two nodes (its input projection, then the step node)
@@ -649,3 +649,58 @@ def test_lstm_steps_read_cells_across_runs(strategy, float64):
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-14)
     if strategy != "none":
         assert "stack" in kinds   # the two runs' cells, read as prefixes, side by side
+
+
+def build_two_of_each(model):
+    """Two of every builder, none named: an encoder and a decoder, two taggers' parts."""
+    return [LSTMBuilder(1, 3, 4, model), LSTMBuilder(2, 3, 4, model),
+            BiLSTMBuilder(1, 3, 2, model), BiLSTMBuilder(1, 3, 2, model),
+            MLP(model, [3, 5, 2]), MLP(model, [3, 2]),
+            TreeLSTMCell(model, 3, 4), TreeLSTMCell(model, 3, 4),
+            CharBiLSTMEmbedder(model, 10, 3, 2), CharBiLSTMEmbedder(model, 10, 3, 2)]
+
+
+def test_builders_without_names_get_names_of_their_own(tmp_path):
+    model = bv.Model(seed=0)
+    build_two_of_each(model)
+    names = [p.name for p in model.parameters()]
+    assert len(set(names)) == len(names)
+    prefixes = {n.split(".", 1)[0] for n in names}
+    assert {"lstm", "lstm_2", "bilstm", "bilstm_2", "mlp", "mlp_2", "tree", "tree_2",
+            "char", "char_2"} <= prefixes
+    # the same code builds the same names again: a saved model loads into it
+    model.save(tmp_path / "m.npz")
+    again = bv.Model(seed=1)
+    build_two_of_each(again)
+    again.load(tmp_path / "m.npz")
+    for p, q in zip(model.parameters(), again.parameters()):
+        assert p.name == q.name
+        np.testing.assert_array_equal(p.value(), q.value())
+
+
+def test_a_name_given_twice_is_refused_and_numbered_names_step_aside():
+    model = bv.Model(seed=0)
+    LSTMBuilder(1, 3, 4, model, name="enc")
+    with pytest.raises(ValueError, match="a parameter named 'enc.l0.Wx0' already exists"):
+        LSTMBuilder(1, 3, 4, model, name="enc")
+    named = bv.Model(seed=0)
+    named.add_parameters(2, name="p1")   # looks like the name the next one would get
+    assert [named.add_parameters(2).name for _ in range(2)] == ["p2", "p3"]  # not "p1" again
+
+
+@pytest.mark.parametrize("read, message", [
+    (lambda: LSTMBuilder(2, 3, 4, bv.Model()).initial_state().add_input(bv.zeros(5)),
+     r"this LSTM reads inputs of size 3, but input 1 has shape \(5,\)"),
+    (lambda: LSTMBuilder(1, 3, 4, bv.Model()).initial_state().transduce(
+        [bv.zeros(3), bv.zeros(3), bv.zeros((2, 7))]),
+     r"this LSTM reads inputs of size 3, but input 3 has shape \(2, 7\)"),
+    (lambda: LSTMBuilder(1, (3, 2), 4, bv.Model()).initial_state().transduce(
+        [[bv.zeros(3), bv.zeros(2)], [bv.zeros(3), bv.zeros(3)]]),
+     r"this LSTM reads inputs of size 3 \+ 2, but piece 2 of input 2 has shape \(3,\)"),
+    (lambda: BiLSTMBuilder(2, 3, 4, bv.Model()).transduce([bv.zeros(3), bv.zeros(4)]),
+     r"this LSTM reads inputs of size 3, but input 2 has shape \(4,\)"),
+], ids=["add_input", "transduce", "pieces", "bilstm"])
+def test_an_input_of_the_wrong_size_is_named_in_the_lstms_terms(read, message):
+    with bv.Graph():
+        with pytest.raises(bv.ShapeError, match=message):
+            read()

@@ -18,7 +18,8 @@ class CharBiLSTMEmbedder:
     """
 
     def __init__(self, model, n_chars: int, char_dim: int = 64, hidden_dim: int = 128,
-                 name: str = "char"):
+                 name: str | None = None):
+        name = model.unique_prefix("char") if name is None else name
         if n_chars < 1:
             raise ValueError(f"n_chars must be positive, got {n_chars}")
         self.n_chars = int(n_chars)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numbers
 
 from .. import ops
+from ..errors import ShapeError
 from ..ops.lstm_steps import SequenceBuilder, lstm_step_cell
 
 
@@ -34,16 +35,24 @@ def _dims(input_dim) -> tuple:
     return dims
 
 
+def _sizes(dims: tuple) -> str:
+    return str(dims[0]) if len(dims) == 1 else " + ".join(map(str, dims))
+
+
 class LSTMBuilder:
     """A stack of ``layers`` vanilla LSTMs (gates ``[i, f, o, g]``, no peepholes).
 
     ``input_dim`` is an int, or a tuple of ints when the input comes in pieces (the forward
     and backward states of a lower BiLSTM layer): the first layer then has one input matrix
     per piece and ``add_input`` takes a list, which saves a ``concatenate`` node per step.
-    The forget-gate bias starts at 1, the other biases at 0.
+    The forget-gate bias starts at 1, the other biases at 0. ``name`` starts the names of
+    its parameters (``lstm.l0.Wh``); without one, a model's LSTMs are ``lstm``, ``lstm_2``,
+    ... in the order they are made (:meth:`~batchviz.Model.unique_prefix`), as are its other
+    builders.
     """
 
-    def __init__(self, layers: int, input_dim, hidden_dim: int, model, name: str = "lstm"):
+    def __init__(self, layers: int, input_dim, hidden_dim: int, model, name: str | None = None):
+        name = model.unique_prefix("lstm") if name is None else name
         if layers < 1:
             raise ValueError(f"an LSTM needs at least one layer, got {layers}")
         if hidden_dim < 1:
@@ -65,6 +74,18 @@ class LSTMBuilder:
         # not once per sequence (it relearns by itself when the graph changes)
         self._steps = [SequenceBuilder(self.b[layer], self.Wx[layer], self.Wh[layer], H)
                        for layer in range(self.layers)]
+
+    def check_inputs(self, steps) -> None:
+        """Raise a :class:`~batchviz.ShapeError` naming the first input piece (of the lists
+        of pieces ``steps``, one per step) whose rows are not this LSTM's input size."""
+        for t, pieces in enumerate(steps):
+            for j, (x, d) in enumerate(zip(pieces, self.input_dims)):
+                shape = getattr(x, "shape", None)
+                if isinstance(shape, tuple) and (not shape or shape[0] != d):
+                    piece = f" piece {j + 1} of" if len(self.input_dims) > 1 else ""
+                    raise ShapeError(
+                        f"this LSTM reads inputs of size {_sizes(self.input_dims)}, but{piece} "
+                        f"input {t + 1} has shape {shape}") from None
 
     def initial_state(self, vecs=None) -> "LSTMState":
         """The state before the first input. ``vecs`` (DyNet's convention) is
@@ -104,12 +125,16 @@ class LSTMState:
             raise ValueError(f"this LSTM takes {len(b.input_dims)} input piece(s) of sizes "
                              f"{b.input_dims}, got {len(xs)}")
         prev = self._previous(xs[0])
-        new = []
-        for layer in range(b.layers):
-            h, c = prev[layer]
-            s = b._steps[layer].step(xs, h, c)
-            new.append((s, s))
-            xs = [s]
+        new, pieces = [], xs
+        try:
+            for layer in range(b.layers):
+                h, c = prev[layer]
+                s = b._steps[layer].step(xs, h, c)
+                new.append((s, s))
+                xs = [s]
+        except ShapeError:
+            b.check_inputs([pieces])  # an input of the wrong size: say so in the LSTM's terms
+            raise
         return LSTMState(b, tuple(new))
 
     def output(self):
@@ -149,10 +174,15 @@ class LSTMState:
                 raise ValueError(f"this LSTM takes {k} input piece(s) of sizes "
                                  f"{b.input_dims}, got {len(pieces)}")
         previous = self._previous(steps[0][0])
-        for layer in range(b.layers):
-            h, c = previous[layer]
-            outputs = b._steps[layer].sequence(steps, h, c)
-            steps = [[s] for s in outputs]
+        inputs = steps
+        try:
+            for layer in range(b.layers):
+                h, c = previous[layer]
+                outputs = b._steps[layer].sequence(steps, h, c)
+                steps = [[s] for s in outputs]
+        except ShapeError:
+            b.check_inputs(inputs)  # checked only on failure: the loop above is the hot path
+            raise
         return outputs
 
     def _previous(self, first_piece) -> tuple:
@@ -176,7 +206,8 @@ class BiLSTMBuilder:
     ``affine_transform([b, W_f, f_t, W_b, b_t])`` can consume without a concatenate node.
     """
 
-    def __init__(self, layers: int, input_dim, hidden_dim: int, model, name: str = "bilstm"):
+    def __init__(self, layers: int, input_dim, hidden_dim: int, model, name: str | None = None):
+        name = model.unique_prefix("bilstm") if name is None else name
         if layers < 1:
             raise ValueError(f"a BiLSTM needs at least one layer, got {layers}")
         self.layers = int(layers)

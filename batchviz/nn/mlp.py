@@ -15,7 +15,8 @@ class MLP:
     every layer but the last.
     """
 
-    def __init__(self, model, dims, activation: str = "tanh", name: str = "mlp"):
+    def __init__(self, model, dims, activation: str = "tanh", name: str | None = None):
+        name = model.unique_prefix("mlp") if name is None else name
         dims = list(dims)
         if len(dims) < 2:
             raise ValueError(f"an MLP needs at least input and output sizes, got {dims}")

@@ -18,7 +18,8 @@ from ..ops.lstm_steps import UnitBuilder, lstm_unit
 class TreeLSTMCell:
     """Parameters of a binary Tree-LSTM; :meth:`leaf` and :meth:`node` build one tree node."""
 
-    def __init__(self, model, input_dim: int, hidden_dim: int, name: str = "tree"):
+    def __init__(self, model, input_dim: int, hidden_dim: int, name: str | None = None):
+        name = model.unique_prefix("tree") if name is None else name
         H = self.hidden_dim = int(hidden_dim)
         if H < 1 or input_dim < 1:
             raise ValueError(f"dimensions must be positive, got input {input_dim}, hidden {hidden_dim}")

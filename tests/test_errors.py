@@ -1,10 +1,12 @@
 """Bad input gets a clear error, naming what was wrong, raised while the user's line runs."""
+import re
 import traceback
 
 import numpy as np
 import pytest
 
 import batchviz as bv
+from batchviz import nn
 
 
 def raised_at_this_file(excinfo):
@@ -86,6 +88,76 @@ def test_non_finite_input(bad):
     with bv.Graph():
         with pytest.raises(ValueError, match=r"NaN or infinity.*index \(1,\)"):
             bv.input(np.array([0.0, bad, 1.0]))
+
+
+@pytest.mark.parametrize("data, message", [
+    (np.array(["a", "b"]), "bv.input needs numbers, got an array of <U1"),
+    (["a", 1.0], "bv.input needs a number or an array of numbers, got list"),
+    (None, "bv.input needs a number or an array of numbers, got None"),
+    ([[1.0, 2.0], [3.0]], "bv.input needs a number or an array of numbers, got list"),
+], ids=["strings", "mixed-list", "none", "ragged"])
+def test_input_that_is_not_numbers(data, message):
+    with bv.Graph():
+        with pytest.raises(TypeError, match=re.escape(message)):
+            bv.input(data)
+
+
+def _model():
+    model = bv.Model(seed=0)
+    return model, model.add_lookup_parameters((5, 2)), model.add_parameters((3, 2))
+
+
+@pytest.mark.parametrize("build, error, message", [
+    (lambda E, W: bv.zeros((0, 2)), ValueError, "bv.zeros: dimensions must be positive, got (0, 2)"),
+    (lambda E, W: bv.lookup(E, 1.5), TypeError, "lookup index into E0 must be an int, got float"),
+    (lambda E, W: bv.lookup(W, 1), TypeError, "bv.lookup needs lookup parameters, got Parameters"),
+    (lambda E, W: bv.concatenate([bv.input(1.0), bv.input(2.0)]), bv.ShapeError,
+     "cannot concatenate scalars; make them vectors with bv.reshape(x, (1,))"),
+    (lambda E, W: bv.concatenate([]), ValueError, "concatenate: needs at least one expression"),
+    (lambda E, W: bv.pick(bv.input(1.0), 0), bv.ShapeError, "pick: cannot pick from a scalar"),
+    (lambda E, W: bv.reshape(bv.zeros(6), (4,)), bv.ShapeError,
+     "cannot reshape (6,) into (4,): sizes differ"),
+    (lambda E, W: bv.transpose(bv.zeros((2, 2, 2))), bv.ShapeError,
+     "transpose: needs a vector or a matrix, got shape (2, 2, 2)"),
+    (lambda E, W: bv.pickneglogsoftmax(bv.zeros((2, 2)), 0), bv.ShapeError,
+     "pickneglogsoftmax: needs a vector, got shape (2, 2)"),
+    (lambda E, W: bv.pickneglogsoftmax(bv.zeros(3), 1.0), TypeError,
+     "pickneglogsoftmax: index must be an int, got float"),
+    (lambda E, W: bv.dropout(bv.zeros(3), 1.0), ValueError, "dropout: p must be in [0, 1), got 1.0"),
+    (lambda E, W: bv.lookup_batch(E, [1, 2.5]), TypeError, "lookup_batch: indices must be ints, got float"),
+    (lambda E, W: bv.lookup_batch(E, []), ValueError, "lookup_batch: needs at least one index"),
+    (lambda E, W: bv.lookup_batch(W, [1]), TypeError, "lookup_batch needs lookup parameters, got Parameters"),
+    (lambda E, W: bv.pickneglogsoftmax_batch(bv.zeros(3), [0]), bv.ShapeError,
+     "pickneglogsoftmax_batch: needs a (classes, m) matrix, got shape (3,)"),
+], ids=["zeros", "lookup-float", "lookup-dense", "concat-scalars", "concat-empty", "pick-scalar",
+        "reshape", "transpose", "loss-matrix", "loss-index", "dropout", "lookup_batch-float",
+        "lookup_batch-empty", "lookup_batch-dense", "loss_batch-vector"])
+def test_op_errors_name_what_was_wrong(build, error, message):
+    _, E, W = _model()
+    with bv.Graph():
+        with pytest.raises(error, match=re.escape(message)) as excinfo:
+            build(E, W)
+    assert raised_at_this_file(excinfo)
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda m: nn.SGDTrainer(m, clip_threshold=0), "clip_threshold must be positive or None, got 0"),
+    (lambda m: nn.SGDTrainer(m, decay=-1), "decay must be >= 0, got -1"),
+    (lambda m: nn.AdamTrainer(m, beta1=1.0), "betas must be in [0, 1), got 1.0, 0.999"),
+    (lambda m: nn.LSTMBuilder(0, 3, 4, m), "an LSTM needs at least one layer, got 0"),
+    (lambda m: nn.LSTMBuilder(1, 3, 0, m), "hidden_dim must be positive, got 0"),
+    (lambda m: nn.LSTMBuilder(1, 0, 4, m), "input dimensions must be positive, got 0"),
+    (lambda m: nn.BiLSTMBuilder(0, 3, 4, m), "a BiLSTM needs at least one layer, got 0"),
+    (lambda m: nn.BiLSTMBuilder(1, 3, 4, m).transduce([]), "BiLSTM.transduce: needs at least one input"),
+    (lambda m: nn.TreeLSTMCell(m, 0, 4), "dimensions must be positive, got input 0, hidden 4"),
+    (lambda m: nn.CharBiLSTMEmbedder(m, 0), "n_chars must be positive, got 0"),
+], ids=["clip", "decay", "betas", "lstm-layers", "lstm-hidden", "lstm-input", "bilstm-layers",
+        "bilstm-empty", "tree-dims", "char-n"])
+def test_builder_and_trainer_errors_name_what_was_wrong(build, message):
+    model = bv.Model(seed=0)
+    with bv.Graph():
+        with pytest.raises(ValueError, match=re.escape(message)):
+            build(model)
 
 
 def test_non_numeric_argument_suggests_input():

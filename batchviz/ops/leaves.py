@@ -109,9 +109,15 @@ LOOKUP = register(Lookup())
 def input(data, name=None):  # noqa: A001  (DyNet's and the paper's name)
     """A constant expression holding ``data`` (a number or an array), copied now, so that
     changing the array later does not silently change the graph."""
-    values = np.array(data, dtype=state.dtype, copy=True)
-    if values.dtype.kind not in "fiu":
-        raise TypeError(f"bv.input needs numbers, got an array of {values.dtype}")
+    if data is None:  # (NumPy would make it a NaN)
+        raise TypeError("bv.input needs a number or an array of numbers, got None")
+    if isinstance(data, np.ndarray) and data.dtype.kind not in "fiub":
+        raise TypeError(f"bv.input needs numbers, got an array of {data.dtype}")
+    try:
+        values = np.array(data, dtype=state.dtype, copy=True)
+    except (TypeError, ValueError) as exc:  # strings, None, ragged lists
+        raise TypeError(f"bv.input needs a number or an array of numbers, got "
+                        f"{type(data).__name__} ({exc})") from None
     if not np.all(np.isfinite(values)):
         where = tuple(int(i) for i in np.argwhere(~np.isfinite(values))[0]) if values.ndim else ()
         raise ValueError(f"bv.input: data contains NaN or infinity (first at index {where})")

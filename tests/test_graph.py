@@ -133,6 +133,24 @@ def test_numpy_functions_refuse_an_expression():
             np.exp(x)
 
 
+def test_expression_inspection_and_values():
+    """What an expression tells without computing, and the forms of its value."""
+    with bv.Graph() as g:
+        x = bv.input([[1.0, 2.0], [3.0, 4.0]])
+        total = bv.sum_elems(x)
+        assert x.shape == x.dim() == (2, 2) and x.op == "input"
+        assert repr(total) == f"<Expression node {total.node}: sum_elems {total.shape}>"
+        assert g.n_evaluated == 0                      # none of that ran anything
+        assert total.forward() == total.value() == total.scalar_value() == 10.0
+        assert isinstance(total.value(), float)
+        assert bv.pick(bv.input([5.0]), 0).scalar_value() == 5.0
+        v = x.npvalue()
+        v[0, 0] = 99.0                                 # a copy: the graph keeps its value
+        assert x.value()[0, 0] == 1.0
+        with pytest.raises(bv.BatchvizError, match=r"scalar_value\(\) of an expression of shape \(2, 2\)"):
+            x.scalar_value()
+
+
 def test_parameter_values_are_copies_and_dtype_switch():
     model = bv.Model(seed=0)
     W = model.add_parameters((2, 2))

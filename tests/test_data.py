@@ -232,6 +232,8 @@ def test_binarize_right_factored_and_collapses_unaries():
     ("(3 (2 It) (4 good)) oops\n", 1, 21, "outside any brackets"),
     ("(3 (2 It) x (4 good))\n", 1, 1, "mixes words"),
     ("(3 (2 It)) ()\n", 1, 12, "empty brackets"),
+    ("(3 (2 It is) (4 good))\n", 1, 4, "leaf 2 has 2 words ['It', 'is'], expected one"),
+    ("(3 (2) (4 good))\n", 1, 4, "node 2 has neither a word nor children"),
 ])
 def test_read_trees_errors_name_line_and_column(tmp_path, text, line, column, message):
     path = write(tmp_path, "bad.txt", text)

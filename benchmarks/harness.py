@@ -20,7 +20,6 @@ import gc
 import os
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import batchviz as bv
 from batchviz import backend

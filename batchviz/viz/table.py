@@ -1,8 +1,9 @@
 """The few per-node facts a picture needs, as arrays: from a Trace or straight from a graph.
 
-``bv.render`` draws traces; ``explain``'s HTML draws a thumbnail of a graph it never traced
-(tracing a 100k-node graph would take longer than explaining it). Both go through this one
-table, so both pictures are built by the same code.
+``bv.render`` draws traces (:func:`table_from_trace`); ``explain``'s HTML draws a thumbnail
+of a graph it never traced (tracing a 100k-node graph would take longer than explaining
+it) from the graph's arrays. Both go through this one table, so both pictures are built by
+the same code.
 """
 from __future__ import annotations
 
@@ -57,25 +58,3 @@ def table_from_trace(trace) -> DrawTable:
         is_param=np.fromiter((n.parameter is not None for n in nodes), dtype=bool, count=len(nodes)),
         arg_flat=flat, arg_user=user, label=label, tooltip=tooltip,
         sig_names={n.signature: n.signature_name for n in nodes})
-
-
-def table_from_graph(graph, arrays=None) -> DrawTable:
-    """From a live graph (``arrays``: its :class:`~batchviz.explain.arrays.GraphArrays`)."""
-    if arrays is None:
-        from ..explain.arrays import graph_arrays
-
-        arrays = graph_arrays(graph)
-    ops, shapes, params = list(graph.ops), list(graph.shapes), dict(graph.param_of_node)
-    names = {int(s): graph.signature_name(int(s)) for s in np.unique(arrays.sig)}
-
-    def label(i):
-        if i in params:
-            return params[i].name, shape_text(shapes[i])
-        return f"{ops[i].name} #{i}", shape_text(shapes[i])
-
-    def tooltip(i):
-        return f"node {i}: {names[int(arrays.sig[i])]}, depth {int(arrays.depth[i])}"
-
-    return DrawTable(sig=arrays.sig, depth=arrays.depth, is_param=arrays.is_param,
-                     arg_flat=arrays.arg_flat, arg_user=arrays.arg_user, label=label,
-                     tooltip=tooltip, sig_names=names)

@@ -151,6 +151,35 @@ def test_expression_inspection_and_values():
             x.scalar_value()
 
 
+def test_last_run_stats_count_the_run_and_read_as_a_sentence():
+    """The counters a run leaves (the README prints them): three sequences of the Figure 1
+    RNN, forward and backward, as a dict and as one line."""
+    model = bv.Model(seed=0)
+    W = model.add_parameters((4, 4))
+    with bv.Graph(strategy="agenda") as g:
+        losses = []
+        for length in (2, 3, 4):
+            h = bv.zeros(4)
+            for _ in range(length):
+                h = bv.tanh(W @ h)
+            losses.append(bv.sum_elems(h))
+        loss = bv.esum(losses)
+        loss.value()
+        loss.backward()
+        stats = bv.last_run_stats()
+        assert stats is g.last_stats
+        d = stats.to_dict()
+        forward = d["forward"]
+        assert d["strategy"] == "agenda"
+        assert forward["nodes"] == len(g.ops) - 1                   # all but W's node
+        assert forward["batches"] == len(g.memory.records)
+        assert forward["kernels"] == forward["batches"] + forward["copies"]
+        assert d["backward"]["batches"] > 0
+        line = str(stats)
+        assert line.startswith(f"strategy agenda: forward {forward['nodes']} nodes in "
+                               f"{forward['batches']} batches, {forward['copies']} copies")
+
+
 def test_parameter_values_are_copies_and_dtype_switch():
     model = bv.Model(seed=0)
     W = model.add_parameters((2, 2))

@@ -328,3 +328,38 @@ def test_big_graph_is_concise():
     assert len(e._repr_html_()) < 200_000
     assert e.lower_bound == e.strategies["agenda"].batches  # the agenda reaches the bound here
     assert e.verdict.startswith("agenda needs") and "squared_norm" in e.verdict
+
+
+@pytest.mark.parametrize("seconds, text", [
+    (3.2e-6, "3.2 \u00b5s"), (4.6e-4, "460 \u00b5s"), (0.0123, "12.3 ms"), (2.5, "2.50 s")])
+def test_seconds_read_in_the_unit_that_fits(seconds, text):
+    from batchviz.explain.text import seconds_text
+    assert seconds_text(seconds) == text
+
+
+@pytest.mark.parametrize("n, text", [(288, "288 B"), (4_800, "4.7 KiB"), (4_821_456, "4.6 MiB")])
+def test_bytes_read_in_the_unit_that_fits(n, text):
+    from batchviz.explain.text import bytes_text
+    assert bytes_text(n) == text
+
+
+def test_long_tables_say_how_much_they_left_out():
+    """Eight chains, each with its own weight matrix: more signatures than the table shows,
+    and more signatures stuck in small batches than the notes list; both say how many."""
+    model = bv.Model(seed=0)
+    with bv.Graph():
+        outs = []
+        for d in range(2, 10):
+            W = model.add_parameters((d, d))
+            h = bv.zeros(d)
+            for _ in range(3):
+                h = bv.tanh(W @ h)
+            outs.append(bv.sum_elems(h))
+        e = bv.explain(bv.esum(outs))
+    shown = len(e.rows)
+    assert e.more_signatures == e.signatures - shown > 0
+    assert e.more_signature_nodes == e.nodes - sum(r.nodes for r in e.rows)
+    assert len(e.small) == 5 and e.more_small == 3      # 8 matmul signatures, 3 batches each
+    text = str(e)
+    assert f"... and {e.more_signatures} more signatures with {e.more_signature_nodes} nodes" in text
+    assert "  ... and 3 more" in text

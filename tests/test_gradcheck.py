@@ -11,7 +11,7 @@ import pytest
 import batchviz as bv
 from batchviz.ops import REGISTRY
 
-from conftest import STRATEGIES
+from conftest import STRATEGIES, assert_central_differences
 from op_cases import CASES, NO_GRADIENT
 
 N_INSTANCES = 4
@@ -47,20 +47,11 @@ def check_gradients(param_shapes, build, strategy, rng):
     _loss_value(params, build, weights, strategy)
     analytic = [p.grad for p in params]
     for p, grad in zip(params, analytic):
-        base = p.value()
-        flat = base.reshape(-1)
-        for idx in rng.choice(flat.size, size=min(flat.size, 6), replace=False):
-            plus, minus = flat.copy(), flat.copy()
-            plus[idx] += EPS
-            minus[idx] -= EPS
-            p.set_value(plus.reshape(base.shape))
-            f_plus = _loss_value(params, build, weights, "none")
-            p.set_value(minus.reshape(base.shape))
-            f_minus = _loss_value(params, build, weights, "none")
-            p.set_value(base)
-            numeric = (f_plus - f_minus) / (2 * EPS)
-            assert grad.reshape(-1)[idx] == pytest.approx(numeric, rel=1e-5, abs=1e-7), (
-                f"d loss / d {p.name}[{idx}] under {strategy}")
+        size = int(np.prod(p.shape))
+        entries = [np.unravel_index(i, p.shape)
+                   for i in rng.choice(size, size=min(size, 6), replace=False)]
+        assert_central_differences(p, lambda: _loss_value(params, build, weights, "none"), grad,
+                                   entries, eps=EPS, abs=1e-7, what=f"under {strategy}: entry")
         model.zero_grad()
 
 
@@ -92,18 +83,8 @@ def test_lookup_gradient(strategy, float64):
     analytic = E.grad
     assert analytic.shape == E.shape
     assert np.all(analytic[[2, 3]] == 0.0)  # rows never looked up get no gradient
-    base = E.value()
-    for r in (1, 4, 0):
-        for c in range(3):
-            plus, minus = base.copy(), base.copy()
-            plus[r, c] += EPS
-            minus[r, c] -= EPS
-            E.set_value(plus)
-            fp = loss_value("none")
-            E.set_value(minus)
-            fm = loss_value("none")
-            E.set_value(base)
-            assert analytic[r, c] == pytest.approx((fp - fm) / (2 * EPS), rel=1e-5, abs=1e-8)
+    assert_central_differences(E, lambda: loss_value("none"), analytic,
+                               [(r, c) for r in (1, 4, 0) for c in range(3)], eps=EPS)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -125,19 +106,8 @@ def test_a_lookup_table_used_whole_and_by_rows(strategy, float64):
 
     model.zero_grad()
     loss_value(strategy)
-    analytic = E.grad
-    base = E.value()
-    for r in range(5):
-        for c in range(3):
-            plus, minus = base.copy(), base.copy()
-            plus[r, c] += EPS
-            minus[r, c] -= EPS
-            E.set_value(plus)
-            fp = loss_value("none")
-            E.set_value(minus)
-            fm = loss_value("none")
-            E.set_value(base)
-            assert analytic[r, c] == pytest.approx((fp - fm) / (2 * EPS), rel=1e-5, abs=1e-8)
+    assert_central_differences(E, lambda: loss_value("none"), E.grad, np.ndindex(E.shape),
+                               eps=EPS)
 
 
 def test_every_op_has_a_gradient_check():

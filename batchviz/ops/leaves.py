@@ -115,7 +115,7 @@ def input(data, name=None):  # noqa: A001  (DyNet's and the paper's name)
         raise TypeError(f"bv.input needs numbers, got an array of {data.dtype}")
     try:
         values = np.array(data, dtype=state.dtype, copy=True)
-    except (TypeError, ValueError) as exc:  # strings, None, ragged lists
+    except (TypeError, ValueError) as exc:  # strings, ragged lists
         raise TypeError(f"bv.input needs a number or an array of numbers, got "
                         f"{type(data).__name__} ({exc})") from None
     if not np.all(np.isfinite(values)):

@@ -363,3 +363,12 @@ def test_long_tables_say_how_much_they_left_out():
     text = str(e)
     assert f"... and {e.more_signatures} more signatures with {e.more_signature_nodes} nodes" in text
     assert "  ... and 3 more" in text
+
+
+def test_the_header_counts_in_words():
+    model = bv.Model(seed=0)
+    W = model.add_parameters((3, 3))
+    with bv.Graph():
+        e = bv.explain(bv.sum_elems(bv.tanh(W @ bv.zeros(3))))
+    assert str(e).splitlines()[0] == ("batchviz explain: 4 nodes in 4 signatures "
+                                      "(+1 parameter, done from the start)")

@@ -30,9 +30,14 @@ def bytes_text(b: int) -> str:
     return f"{b / 1024 ** 2:.1f} MiB"
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 parameter``, ``4 parameters``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def header_lines(e) -> list:
-    return [f"batchviz explain: {e.nodes} nodes in {e.signatures} signatures "
-            f"(+{e.parameters} parameters, done from the start)",
+    return [f"batchviz explain: {counted(e.nodes, 'node')} in {counted(e.signatures, 'signature')} "
+            f"(+{counted(e.parameters, 'parameter')}, done from the start)",
             f"lower bound: {e.lower_bound} batches (per signature its longest dependency "
             "chain, summed over signatures)"]
 

@@ -87,7 +87,17 @@ class Operators:
         if isinstance(index, slice):
             if index.step not in (None, 1):
                 raise IndexError("expression slices must have step 1")
-            return api.pick_range(self, index.start or 0, index.stop)
+            shape = self.shape
+            n = shape[0] if shape else 0
+            start = 0 if index.start is None else index.start
+            stop = n if index.stop is None else index.stop
+            # negative bounds count from the end, as in Python (x[-2:], x[:-1]); bounds
+            # outside the rows are an error, not clipped: x[2:9] of 4 rows is a mistake
+            if -n <= start < 0:
+                start += n
+            if -n <= stop < 0:
+                stop += n
+            return api.pick_range(self, start, stop)
         return api.pick(self, index)
 
     # Comparisons would silently build nothing useful; make the mistake loud.

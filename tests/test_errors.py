@@ -213,8 +213,14 @@ def test_unknown_backend_and_dtype():
 def test_bad_pick_range_and_concatenate():
     with bv.Graph():
         x = bv.zeros(4)
-        with pytest.raises(bv.ShapeError, match=r"range 2:9"):
+        with pytest.raises(bv.ShapeError, match=r"range 2:9 is not inside"):
             x[2:9]
+        with pytest.raises(bv.ShapeError, match=r"range -7:2 is not inside"):
+            x[-7:2]
+        with pytest.raises(bv.ShapeError, match=r"range 3:1 of shape \(4,\) is empty"):
+            x[-1:1]
+        with pytest.raises(bv.ShapeError, match=r"cannot take a range of a scalar"):
+            bv.input(2.0)[0:1]
         with pytest.raises(bv.ShapeError, match="concatenate"):
             bv.concatenate([bv.zeros((2, 3)), bv.zeros((2, 4))])
         with pytest.raises(IndexError, match="pickneglogsoftmax: class 7"):

@@ -76,6 +76,10 @@ def test_operators(float64):
             "div": (x / y, [2.0, -8.0, 0.25]),
             "pick": (x[1], -2.0),
             "slice": (x[1:3], [-2.0, 0.5]),
+            "slice from the end": (x[-2:], [-2.0, 0.5]),
+            "slice to the end": (x[:-1], [1.0, -2.0]),
+            "whole slice": (x[:], [1.0, -2.0, 0.5]),
+            "pick from the end": (x[-1], 0.5),
             "matmul": (W @ x, W.value() @ np.array([1.0, -2.0, 0.5])),
             "transpose": (x.T, [[1.0, -2.0, 0.5]]),
         }

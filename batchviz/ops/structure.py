@@ -89,7 +89,12 @@ class PickRange(Op):
     def infer_shape(self, shapes, attrs):
         s = shapes[0]
         start, stop = attrs
-        if len(s) == 0 or not 0 <= start < stop <= s[0]:
+        if len(s) == 0:
+            raise self.error(f"cannot take a range of a scalar (shape {s})")
+        if 0 <= start and stop <= s[0] and start >= stop:
+            raise self.error(f"range {start}:{stop} of shape {s} is empty, and an expression "
+                             "cannot be")
+        if not 0 <= start < stop <= s[0]:
             raise self.error(f"range {start}:{stop} is not inside the first dimension of shape {s}")
         return (stop - start,) + s[1:]
 

@@ -372,3 +372,9 @@ def test_the_header_counts_in_words():
         e = bv.explain(bv.sum_elems(bv.tanh(W @ bv.zeros(3))))
     assert str(e).splitlines()[0] == ("batchviz explain: 4 nodes in 4 signatures "
                                       "(+1 parameter, done from the start)")
+    with bv.Graph():
+        one = bv.explain(bv.input(1.0))
+    assert str(one).splitlines()[:2] == [
+        "batchviz explain: 1 node in 1 signature (+0 parameters, done from the start)",
+        "lower bound: 1 batch (per signature its longest dependency chain, summed over "
+        "signatures)"]

@@ -31,14 +31,16 @@ def bytes_text(b: int) -> str:
 
 
 def counted(n: int, noun: str) -> str:
-    """``1 parameter``, ``4 parameters``."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+    """``1 parameter``, ``4 parameters``, ``2 batches``."""
+    if n == 1:
+        return f"{n} {noun}"
+    return f"{n} {noun}es" if noun.endswith(("s", "ch", "sh", "x")) else f"{n} {noun}s"
 
 
 def header_lines(e) -> list:
     return [f"batchviz explain: {counted(e.nodes, 'node')} in {counted(e.signatures, 'signature')} "
             f"(+{counted(e.parameters, 'parameter')}, done from the start)",
-            f"lower bound: {e.lower_bound} batches (per signature its longest dependency "
+            f"lower bound: {counted(e.lower_bound, 'batch')} (per signature its longest dependency "
             "chain, summed over signatures)"]
 
 

@@ -74,7 +74,8 @@ def signature_table(e) -> tuple:
 def note_lines(e) -> list:
     lines = []
     if e.more_signatures:
-        lines.append(f"... and {e.more_signatures} more signatures with {e.more_signature_nodes} nodes")
+        lines.append(f"... and {counted(e.more_signatures, 'more signature')} with "
+                     f"{counted(e.more_signature_nodes, 'node')}")
     if e.largest:
         lines.append(f"largest batches ({e.reference}): "
                      + ", ".join(f"{b.size} \u00d7 {b.name} (step {b.step})" for b in e.largest))
@@ -85,7 +86,8 @@ def note_lines(e) -> list:
         if e.more_small:
             lines.append(f"  ... and {e.more_small} more")
     if e.unbatchable:
-        lines.append(f"{e.unbatchable} nodes belong to unbatchable ops (one batch each)")
+        verb = "belongs" if e.unbatchable == 1 else "belong"
+        lines.append(f"{counted(e.unbatchable, 'node')} {verb} to unbatchable ops (one batch each)")
     lines.append(f"time is an estimate: {seconds_text(e.launch_seconds)} per kernel launch + "
                  f"{e.flops_per_second / 1e9:.1f} GFLOP/s, calibrated once on this machine "
                  "with NumPy")

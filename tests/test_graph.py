@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import batchviz as bv
+from batchviz.words import counted
 
 
 def test_issue_example_runs_and_gradients_land_on_parameters():
@@ -180,8 +181,17 @@ def test_last_run_stats_count_the_run_and_read_as_a_sentence():
         assert forward["kernels"] == forward["batches"] + forward["copies"]
         assert d["backward"]["batches"] > 0
         line = str(stats)
-        assert line.startswith(f"strategy agenda: forward {forward['nodes']} nodes in "
-                               f"{forward['batches']} batches, {forward['copies']} copies")
+        assert line.startswith(f"strategy agenda: forward {counted(forward['nodes'], 'node')} in "
+                               f"{counted(forward['batches'], 'batch')}, "
+                               f"{counted(forward['copies'], 'copy')}")
+        assert line.endswith(f"backward {counted(d['backward']['batches'], 'batch')}, "
+                             f"{counted(d['backward']['copies'], 'scatter')}")
+
+
+def test_counts_read_in_words():
+    assert [counted(1, "node"), counted(3, "node"), counted(1, "batch"), counted(2, "batch"),
+            counted(2, "copy"), counted(0, "box")] == [
+        "1 node", "3 nodes", "1 batch", "2 batches", "2 copies", "0 boxes"]
 
 
 def test_parameter_values_are_copies_and_dtype_switch():

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from ..words import counted
+
 
 @dataclass
 class PassStats:
@@ -43,9 +45,10 @@ class RunStats:
 
     def __str__(self) -> str:
         f, b = self.forward, self.backward
-        return (f"strategy {self.strategy}: forward {f.nodes} nodes in {f.batches} batches, "
-                f"{f.copies} copies ({f.bytes_copied} bytes), {f.copies_avoided} copies avoided; "
-                f"backward {b.batches} batches, {b.copies} scatters")
+        return (f"strategy {self.strategy}: forward {counted(f.nodes, 'node')} in "
+                f"{counted(f.batches, 'batch')}, {counted(f.copies, 'copy')} "
+                f"({counted(f.bytes_copied, 'byte')}), {f.copies_avoided} avoided; "
+                f"backward {counted(b.batches, 'batch')}, {counted(b.copies, 'scatter')}")
 
 
 _last: RunStats | None = None

@@ -9,6 +9,7 @@ the op, a shape, or the shared argument (``W#3`` vs ``W#9``).
 from __future__ import annotations
 
 from ..signature import shape_text
+from ..words import counted
 
 
 def _is_shape(part) -> bool:
@@ -77,12 +78,12 @@ def small_batch_reason(graph, sig: int, batches: int, bound: int, node_counts: d
     if batches <= bound:
         parts.append(f"its nodes form a dependency chain of {bound}: no strategy needs fewer batches")
     elif bound > 1:
-        parts.append(f"{batches - bound} batches more than its longest dependency chain ({bound})")
+        parts.append(f"{counted(batches - bound, 'batch')} more than its longest dependency chain ({bound})")
     found = nearest_neighbour(graph, sig, node_counts)
     if found is not None:
         other, diffs = found
         what = "; ".join(f"{w} {a} vs {b}" for w, a, b in diffs[:2])
-        parts.append(f"cannot join the {node_counts[other]} nodes of "
+        parts.append(f"cannot join the {counted(node_counts[other], 'node')} of "
                      f"{graph.signature_name(other)}: {what}")
     elif not parts:
         parts.append(f"no other node computes {key[0]} with this signature")

@@ -11,6 +11,8 @@ import os
 import shutil
 import sys
 
+from ..words import counted
+
 
 def seconds_text(s: float) -> str:
     if s < 1e-5:
@@ -28,13 +30,6 @@ def bytes_text(b: int) -> str:
     if b < 1024 ** 2:
         return f"{b / 1024:.1f} KiB"
     return f"{b / 1024 ** 2:.1f} MiB"
-
-
-def counted(n: int, noun: str) -> str:
-    """``1 parameter``, ``4 parameters``, ``2 batches``."""
-    if n == 1:
-        return f"{n} {noun}"
-    return f"{n} {noun}es" if noun.endswith(("s", "ch", "sh", "x")) else f"{n} {noun}s"
 
 
 def header_lines(e) -> list:

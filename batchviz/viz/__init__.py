@@ -9,6 +9,7 @@ program the picture is drawn by a pure-Python fallback.
 """
 from __future__ import annotations
 
+from ..words import counted
 from .scene import DEFAULT_MAX_BOXES, DEFAULT_MAX_NODES, build_scene, paint_step
 
 __all__ = ["render", "captions", "fit_caption_width"]
@@ -22,7 +23,7 @@ def captions(trace) -> list:
         out.append(f"step {s.index}/{n - 1}: {len(s.batch)} \u00d7 {s.signature_name} "
                    f"({s.reason}); {s.done} done, {s.on_agenda} on the agenda, "
                    f"{s.waiting} waiting")
-    out.append(f"after step {n - 1}: all {trace.scheduled_nodes} nodes done" if n
+    out.append(f"after step {n - 1}: all {counted(trace.scheduled_nodes, 'node')} done" if n
                else "nothing to schedule")
     return out
 
@@ -67,7 +68,7 @@ def render(trace, step: int = 0, *, expand=None, collapse=None, parameters: bool
     if caption_width is not None:
         width = int(caption_width)
     scene = cache[key]
-    title = (f"batchviz \u00b7 strategy {trace.strategy} \u00b7 {trace.scheduled_nodes} nodes "
-             f"\u00b7 {len(trace.steps)} batches")
+    title = (f"batchviz \u00b7 strategy {trace.strategy} \u00b7 "
+             f"{counted(trace.scheduled_nodes, 'node')} \u00b7 {counted(len(trace.steps), 'batch')}")
     return to_digraph(scene, paint_step(scene, timeline, step, lines[step]), title=title,
                       caption_width=width, clusters=clusters)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..trace.timeline import STATES
+from ..words import counted
 from .palette import signature_colours
 
 DEFAULT_MAX_NODES = 300   # above this many nodes, draw collapsed
@@ -139,7 +140,7 @@ def build_scene(table, *, parameters: bool = False, collapse=None, expand=None,
                 signature=s, members=members, group=True, parameter=bool(table.is_param[members[0]]),
                 tooltip=f"{len(members)} nodes of {name} at {where}",
                 layer=int(table.depth[members[0]]) // width * width))  # the band's first depth
-        note = (f"{n_visible} nodes drawn as {len(uniq)} boxes, one per signature and "
+        note = (f"{counted(n_visible, 'node')} drawn as {counted(len(uniq), 'box')}, one per signature and "
                 + ("depth" if width == 1 else f"band of {width} depths")
                 + "; render(..., expand=dict(depth=(a, b))) draws a region node by node")
     for i in np.flatnonzero(single).tolist():

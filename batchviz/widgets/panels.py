@@ -10,6 +10,7 @@ from html import escape
 from itertools import accumulate
 
 from ..signature import shape_text
+from ..words import counted
 from .why import AgendaFacts, rule_of, why_waiting
 
 #: argument nodes listed by name in the batch details before "and N more"
@@ -125,8 +126,8 @@ class Panels:
                 f'{escape(r["name"])}</td><td class="bv-num">{r["size"]}</td>'
                 f'<td class="bv-num">{r["depths"]}</td><td class="bv-num">{r["priority"]:.2f}</td>'
                 f'<td class="bv-chosen-cell">{chosen}</td><td class="bv-why">{escape(r["why"])}</td></tr>')
-        caption = (f"agenda before step {step}: {s.on_agenda} nodes in {len(rows)} "
-                   f"signature{'s' if len(rows) != 1 else ''}, {s.waiting} still waiting")
+        caption = (f"agenda before step {step}: {counted(s.on_agenda, 'node')} in "
+                   f"{counted(len(rows), 'signature')}, {s.waiting} still waiting")
         return ('<table class="bv-agenda">'
                 f"<caption>{caption}</caption>"
                 '<thead><tr><th>signature</th><th title="nodes of this signature on the agenda">'

@@ -203,6 +203,24 @@ def test_train_loop_checks_its_arguments():
         train(None, [1], trainer)
     with pytest.raises(ValueError, match="batch_size"):
         train(lambda x: x, [1], trainer, batch_size=0)
+    with pytest.raises(ValueError, match="data is empty"):
+        train(lambda x: x, [], trainer)
+
+
+def test_a_loss_that_is_not_finite_stops_training_before_the_update():
+    model, W, E = quadratic_model()
+    trainer = SGDTrainer(model, learning_rate=0.1)
+    before = [p.value() for p in model.parameters()]
+
+    def loss(row):  # the third row's loss is log(0)
+        return bv.log(bv.scale(bv.squared_norm(W @ E[row]), 0.0 if row == 2 else 1.0))
+
+    with pytest.raises(FloatingPointError, match=r"loss of minibatch 2 of epoch 1 is -inf"), \
+            np.errstate(divide="ignore"):
+        train(loss, [0, 1, 2, 3], trainer, batch_size=2, shuffle=False, progress=False)
+    after = [p.value() for p in model.parameters()]
+    assert any(not np.array_equal(a, b) for a, b in zip(before, after))  # minibatch 1 ran
+    assert all(np.all(np.isfinite(p.value())) for p in model.parameters())
 
 
 def test_batch_loss_fn_path(float64):

@@ -24,7 +24,8 @@ def train(loss_fn, data, trainer, *, epochs: int = 1, batch_size: int = 64,
     ``batch_loss_fn(instances)`` returns the loss of a whole minibatch (for models that, like
     the transition parser, call ``value()`` while building). ``progress=None`` shows the bar
     only on a terminal; ``False`` hides it. Each record is ``{"epoch", "loss"`` (mean per
-    instance), ``"instances", "seconds"}``.
+    instance), ``"instances", "seconds"}``. A loss that is NaN or infinite stops training
+    with a ``FloatingPointError`` before it reaches the parameters.
     """
     from tqdm.auto import tqdm
 
@@ -33,6 +34,8 @@ def train(loss_fn, data, trainer, *, epochs: int = 1, batch_size: int = 64,
     if batch_size < 1 or epochs < 1:
         raise ValueError(f"batch_size and epochs must be >= 1, got {batch_size}, {epochs}")
     data = list(data)
+    if not data:
+        raise ValueError("train: data is empty: no instances to train on")
     rng = np.random.default_rng(seed)
     history = []
     bar = tqdm(total=epochs * len(data), desc=desc, unit="sent", disable=None if progress is None
@@ -49,6 +52,11 @@ def train(loss_fn, data, trainer, *, epochs: int = 1, batch_size: int = 64,
                     else:
                         loss = ops.api.esum([loss_fn(x) for x in batch])
                     value = loss.value()
+                    if not np.isfinite(value):  # stop before the update spreads it
+                        raise FloatingPointError(
+                            f"train: the loss of minibatch {start // batch_size + 1} of epoch "
+                            f"{epoch + 1} is {value}; no parameter was updated with it (try a "
+                            "smaller learning rate, or gradient clipping)")
                     loss.backward()
                 trainer.update()
                 seconds = time.perf_counter() - t0

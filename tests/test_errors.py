@@ -114,9 +114,20 @@ def _model():
     (lambda E, W: bv.concatenate([bv.input(1.0), bv.input(2.0)]), bv.ShapeError,
      "cannot concatenate scalars; make them vectors with bv.reshape(x, (1,))"),
     (lambda E, W: bv.concatenate([]), ValueError, "concatenate: needs at least one expression"),
+    (lambda E, W: bv.concatenate(bv.zeros(3)), TypeError,
+     "concatenate: needs a list of expressions, got a single Expression; put it in a list"),
+    (lambda E, W: bv.esum(bv.zeros(3)), TypeError, "esum: needs a list of expressions, got a "
+     "single Expression; put it in a list (bv.sum_elems works on the elements of one expression)"),
+    (lambda E, W: bv.average(W), TypeError, "average: needs a list of expressions, got a single "
+     "Parameters; put it in a list (bv.mean_elems works on the elements of one expression)"),
+    (lambda E, W: bv.affine_transform([]), ValueError, "affine_transform: needs at least one expression"),
     (lambda E, W: bv.pick(bv.input(1.0), 0), bv.ShapeError, "pick: cannot pick from a scalar"),
     (lambda E, W: bv.reshape(bv.zeros(6), (4,)), bv.ShapeError,
      "cannot reshape (6,) into (4,): sizes differ"),
+    (lambda E, W: bv.reshape(bv.zeros(6), (4, -1)), bv.ShapeError,
+     "cannot reshape (6,) into (4, -1): one dimension may be -1, and the others must divide"),
+    (lambda E, W: bv.reshape(bv.zeros(6), (0, 6)), bv.ShapeError,
+     "reshape: dimensions must be positive (one may be -1), got (0, 6)"),
     (lambda E, W: bv.transpose(bv.zeros((2, 2, 2))), bv.ShapeError,
      "transpose: needs a vector or a matrix, got shape (2, 2, 2)"),
     (lambda E, W: bv.pickneglogsoftmax(bv.zeros((2, 2)), 0), bv.ShapeError,
@@ -129,8 +140,9 @@ def _model():
     (lambda E, W: bv.lookup_batch(W, [1]), TypeError, "lookup_batch needs lookup parameters, got Parameters"),
     (lambda E, W: bv.pickneglogsoftmax_batch(bv.zeros(3), [0]), bv.ShapeError,
      "pickneglogsoftmax_batch: needs a (classes, m) matrix, got shape (3,)"),
-], ids=["zeros", "lookup-float", "lookup-dense", "concat-scalars", "concat-empty", "pick-scalar",
-        "reshape", "transpose", "loss-matrix", "loss-index", "dropout", "lookup_batch-float",
+], ids=["zeros", "lookup-float", "lookup-dense", "concat-scalars", "concat-empty", "concat-one",
+        "esum-one", "average-parameter", "affine-empty", "pick-scalar",
+        "reshape", "reshape-minus-one", "reshape-zero", "transpose", "loss-matrix", "loss-index", "dropout", "lookup_batch-float",
         "lookup_batch-empty", "lookup_batch-dense", "loss_batch-vector"])
 def test_op_errors_name_what_was_wrong(build, error, message):
     _, E, W = _model()

@@ -83,6 +83,7 @@ def test_operators(float64):
             "pick from the end": (x[-1], 0.5),
             "matmul": (W @ x, W.value() @ np.array([1.0, -2.0, 0.5])),
             "transpose": (x.T, [[1.0, -2.0, 0.5]]),
+            "reshape -1": (bv.reshape(x, (-1, 1)), [[1.0], [-2.0], [0.5]]),
         }
         for name, (expr, expected) in cases.items():
             np.testing.assert_allclose(expr.value(), expected, rtol=1e-12, err_msg=name)

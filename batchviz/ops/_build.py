@@ -6,7 +6,22 @@ general coercion in :func:`batchviz.expression.as_nodes`.
 """
 from __future__ import annotations
 
-from ..expression import Expression, as_nodes
+from ..expression import Expression, Operators, as_nodes
+
+
+def expression_list(xs, what: str, instead: str = "") -> list:
+    """``xs`` (a list, tuple or any iterable of expressions) as a non-empty list. One
+    expression on its own is refused: it is iterable too (``x[0], x[1], ...``), and
+    ``bv.esum(x)`` would quietly add up its elements (``instead``: the op that does that
+    on purpose, named in the error)."""
+    if isinstance(xs, Operators):
+        hint = f" ({instead} works on the elements of one expression)" if instead else ""
+        raise TypeError(f"{what}: needs a list of expressions, got a single "
+                        f"{type(xs).__name__}; put it in a list{hint}")
+    xs = list(xs)
+    if not xs:
+        raise ValueError(f"{what}: needs at least one expression")
+    return xs
 
 
 def build(op, args, attrs=None):

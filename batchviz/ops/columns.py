@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import backend
 from .base import Op, register, shared_node
-from ._build import build
+from ._build import build, expression_list
 from .leaves import SparseRows
 from .linalg import AffineArguments, _mm_shape
 from .losses import logsumexp
@@ -156,7 +156,7 @@ def lookup_batch(table, indices):
 def affine_batch(terms):
     """``b + W1 @ X1 + W2 @ X2 + ...`` from ``[b, W1, X1, ...]``, the bias vector ``b`` added
     to every column."""
-    return build(_AFFINE_BATCH, list(terms))
+    return build(_AFFINE_BATCH, expression_list(terms, "affine_batch"))
 
 
 def pickneglogsoftmax_batch(X, labels):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..backend import segment_sums, to_device
 from .base import Op, register, same_shapes
-from ._build import binary_elementwise, build, unary_elementwise
+from ._build import binary_elementwise, build, expression_list, unary_elementwise
 
 
 class Elementwise(Op):
@@ -237,18 +237,12 @@ relu = rectify
 def esum(xs):
     """Sum of a non-empty list of same-shaped expressions. A batch of sums reads all their
     arguments with one gather (a sentence's loss adds dozens of word losses)."""
-    xs = list(xs)
-    if not xs:
-        raise ValueError("esum: needs at least one expression")
-    return build(_ESUM, xs)
+    return build(_ESUM, expression_list(xs, "esum", instead="bv.sum_elems"))
 
 
 def average(xs):
     """Element-wise mean of a non-empty list of same-shaped expressions."""
-    xs = list(xs)
-    if not xs:
-        raise ValueError("average: needs at least one expression")
-    return build(_AVERAGE, xs)
+    return build(_AVERAGE, expression_list(xs, "average", instead="bv.mean_elems"))
 
 
 __all__ = ["neg", "tanh", "logistic", "sigmoid", "rectify", "relu", "exp", "log", "square",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Op, register, shared_node
-from ._build import build
+from ._build import build, expression_list
 from .leaves import PARAMETER
 
 
@@ -279,7 +279,7 @@ def matmul(a, x):
 
 def affine_transform(terms):
     """``b + W1 @ x1 + W2 @ x2 + ...`` from the list ``[b, W1, x1, W2, x2, ...]``."""
-    return build(_AFFINE, list(terms))
+    return build(_AFFINE, expression_list(terms, "affine_transform"))
 
 
 __all__ = ["matmul", "affine_transform"]

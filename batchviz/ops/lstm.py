@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import BlockGradient, Op, register
-from ._build import build
+from ._build import build, expression_list
 from .linalg import AffineArguments, _mm_shape, affine_terms
 
 
@@ -315,7 +315,7 @@ def lstm_gates(terms, hidden: int):
     hidden = int(hidden)
     if hidden <= 0:
         raise ValueError(f"lstm_gates: hidden must be positive, got {hidden}")
-    return build(_GATES, list(terms), hidden)
+    return build(_GATES, expression_list(terms, "lstm_gates"), hidden)
 
 
 def lstm_c(cells, gates):

@@ -40,6 +40,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..expression import Expression, as_nodes
 from ..model import ParameterBase
+from ._build import expression_list
 from .base import Op, register
 from .columns import affine_batch
 from .linalg import AffineArguments, affine_terms, affine_transform
@@ -244,7 +245,7 @@ def lstm_step(terms, cells, hidden: int):
     and weights in the gate order ``[i, f_1..f_K, o, u]``; ``cells``: the K previous cells
     or step nodes (a step node passed as a cell gives its cell)."""
     hidden = _positive(hidden, "lstm_step")
-    terms, cells = list(terms), list(cells)
+    terms, cells = expression_list(terms, "lstm_step"), list(cells)
     graph, ids = as_nodes(terms + cells)
     _check_cells(graph, ids[len(terms):], hidden)
     return graph.add(_STEP, ids, (hidden, len(cells)))

@@ -14,7 +14,7 @@ import numpy as np
 from .. import backend
 from ..signature import shape_text
 from .base import Op, register
-from ._build import build, build_memoized
+from ._build import build, build_memoized, expression_list
 
 
 class Concatenate(Op):
@@ -119,6 +119,8 @@ class Reshape(Op):
     name = "reshape"
 
     def infer_shape(self, shapes, attrs):
+        if any(d <= 0 for d in attrs):
+            raise self.error(f"dimensions must be positive (one may be -1), got {attrs}")
         if int(np.prod(shapes[0])) != int(np.prod(attrs)):
             raise self.error(f"cannot reshape {shapes[0]} into {attrs}: sizes differ")
         return attrs
@@ -159,10 +161,7 @@ _TRANSPOSE = register(Transpose())
 
 def concatenate(xs):
     """Concatenate a list of expressions along the first axis."""
-    xs = list(xs)
-    if not xs:
-        raise ValueError("concatenate: needs at least one expression")
-    return build(_CONCAT, xs)
+    return build(_CONCAT, expression_list(xs, "concatenate"))
 
 
 def pick(x, index):
@@ -185,10 +184,18 @@ def pick_range(x, start, stop):
 
 
 def reshape(x, shape):
-    """The same values in a new shape (an int or a tuple)."""
+    """The same values in a new shape (an int or a tuple); one dimension may be -1, the
+    size that the others leave, as in NumPy."""
     if isinstance(shape, numbers.Integral):
         shape = (int(shape),)
-    return build(_RESHAPE, (x,), tuple(int(d) for d in shape))
+    shape = tuple(int(d) for d in shape)
+    if -1 in shape and hasattr(x, "shape"):
+        size, known = int(np.prod(x.shape)), int(np.prod([d for d in shape if d != -1]))
+        if shape.count(-1) > 1 or known <= 0 or size % known:
+            raise _RESHAPE.error(f"cannot reshape {x.shape} into {shape}: one dimension may be "
+                                 "-1, and the others must divide the size")
+        shape = tuple(size // known if d == -1 else d for d in shape)
+    return build(_RESHAPE, (x,), shape)
 
 
 def transpose(x):

@@ -119,6 +119,18 @@ def device_element_index(starts: np.ndarray, size: int):
     return (to_device_index(starts)[:, None] + offsets).reshape(-1)
 
 
+def copy_index(starts: np.ndarray, size: int) -> tuple:
+    """``(index, width)`` for a COPY of nodes ``size`` long that begin at ``starts`` (host
+    arena offsets): ``width == size`` with one index per node into :func:`rows_view` (NumPy,
+    nodes of :data:`ROWS_MIN_WIDTH` or more), else ``width == 1`` with one index per
+    element, on the backend's device."""
+    if size == 1:
+        return to_device_index(starts), 1
+    if size >= ROWS_MIN_WIDTH and state.xp is np:
+        return starts, size
+    return device_element_index(starts, size), 1
+
+
 def strided_view(xp, flat, start: int, n: int, size: int, step: int):
     """``n`` blocks of ``size`` elements of ``flat``, ``step`` elements apart from
     ``flat[start]`` on, as one ``(n, size)`` array without a copy. (Slicing a reshaped
@@ -300,10 +312,7 @@ class Memory:
         block_values = xp.concatenate([arena[start:start + length] for _, start, length in pieces])
         starts = np.concatenate([np.arange(start, start + length, size, dtype=np.int64)
                                  for _, start, length in pieces])   # node after node
-        if size >= ROWS_MIN_WIDTH and xp is np:
-            index, width = starts, size
-        else:
-            index, width = device_element_index(starts, size), 1
+        index, width = copy_index(starts, size)
         return block_values, (COPY, k, index, width, len(batches) == len(pieces))
 
     def _across_arenas(self, locs: list, size: int) -> tuple:
@@ -383,13 +392,7 @@ class Memory:
                 block = strided_view(state.xp, arena, first - base, n, sizes, step)
                 return (block[:, 0] if sizes == 1 else block,  # scalars: a flat block
                         (STRIDED, k, first - base, n, sizes, step))
-            starts = np.asarray(locs, dtype=np.int64) - base
-            if sizes == 1:
-                index, width = to_device_index(starts), 1
-            elif sizes >= ROWS_MIN_WIDTH and state.xp is np:
-                index, width = starts, sizes  # one index per node, into the rows view
-            else:
-                index, width = device_element_index(starts, sizes), 1
+            index, width = copy_index(np.asarray(locs, dtype=np.int64) - base, sizes)
         else:
             ends = np.cumsum(sizes)
             starts = np.asarray(locs, dtype=np.int64)

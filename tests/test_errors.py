@@ -287,6 +287,13 @@ def test_an_output_layer_on_the_fast_path_is_the_node_the_checked_path_builds():
         assert g.sigs[fast.node] == g.sigs[first.node] == g.sigs[checked.node]
         other = bv.affine_transform([b, W2, bv.zeros(5)])  # another W: a kind of its own
         assert other.shape == (3,) and g.sigs[other.node] != g.sigs[fast.node]
+        y = bv.zeros(5)  # two products, b + W x + W2 y, with y the deeper argument
+        for terms in ([b, W, h, W2, y], [b, W, bv.tanh(x), W2, y], [b, W, x, W2 * 1.0, y]):
+            fast, checked = bv.affine_transform(terms), build(_AFFINE, tuple(terms))
+            assert g.args[fast.node][::2] == g.args[checked.node][::2]  # (b and the xs)
+            for get in (g.sigs, g.shapes, g.depths):
+                assert get[fast.node] == get[checked.node]
+        assert g.depths[fast.node] == max(g.depths[x.node], g.depths[y.node]) + 1
         with pytest.raises(bv.ShapeError, match=r"cannot multiply shapes \(3, 4\) and \(5,\)") as e:
             bv.affine_transform([b, W, bv.zeros(5)])
         assert raised_at_this_file(e)

@@ -42,20 +42,37 @@ def build_memoized(op, x, attrs):
     return build(op, (x,), attrs)
 
 
-def build_over_parameters(op, b, W, x):
-    """:func:`build` of ``op`` over ``(b, W, x)``: an output layer ``b + W x``, built for
-    every word or tree node of a minibatch. When ``b`` and ``W`` are model parameters that
-    ``x``'s graph already holds (after their first use) and the graph has built such a node
-    before, that is a memo lookup and a push (:meth:`Graph.add_memoized`), a third of the
-    general path's cost; otherwise the general path, which checks everything."""
+def build_over_parameters(op, terms):
+    """:func:`build` of ``op`` over the list ``terms = [b, W1, x1, W2, x2, ...]``: an
+    output layer or an MLP's layer, built for every word, tree node or parser decision of
+    a minibatch. When ``b`` and every ``W`` are model parameters that the graph of the
+    ``x``s already holds (after their first use) and the graph has built such a node
+    before, that is one loop, a memo lookup and a push (:meth:`Graph.add_memoized`): a
+    third to a half of the general path's cost. Otherwise the general path, which checks
+    everything and reports mistakes at the user's line."""
+    x = terms[2]
     if type(x) is Expression and not x.graph.finished:
         g = x.graph
         node_of = g.param_node.get
-        bn, Wn = node_of(id(b)), node_of(id(W))
-        if bn is not None and Wn is not None:
+        b, W = node_of(id(terms[0])), node_of(id(terms[1]))
+        if b is not None and W is not None:
+            # a node's depth is its deepest argument's plus one (parameters have depth 0)
             n = x.node
-            return g.add_memoized(op, (bn, Wn, n), None, g.depths[n] + 1)  # (parameters: depth 0)
-    return build(op, (b, W, x))
+            if len(terms) == 3:  # b + W x, most layers: no loop
+                return g.add_memoized(op, (b, W, n), None, g.depths[n] + 1)
+            depths = g.depths
+            ids, depth = [b, W, n], depths[n]
+            for W, x in zip(terms[3::2], terms[4::2]):
+                W = node_of(id(W))
+                if W is None or type(x) is not Expression or x.graph is not g:
+                    break
+                n = x.node
+                ids += (W, n)
+                if depths[n] > depth:
+                    depth = depths[n]
+            else:
+                return g.add_memoized(op, tuple(ids), None, depth + 1)
+    return build(op, terms)
 
 
 def _named(construct, op, doc: str, args: str):

@@ -237,6 +237,9 @@ class AffineArguments(Op):
         bias = b if b in graph.param_of_node else shapes[b]
         if len(args) == 3:  # b + W x, the usual case: no slices
             return (self, self.signature_prefix(attrs), bias, (args[1],), (shapes[args[2]],))
+        if len(args) == 5:  # a BiLSTM's output layer, b + W_f f + W_b b
+            return (self, self.signature_prefix(attrs), bias, (args[1], args[3]),
+                    (shapes[args[2]], shapes[args[4]]))
         return (self, self.signature_prefix(attrs), bias, args[1::2],
                 tuple(map(shapes.__getitem__, args[2::2])))
 
@@ -282,8 +285,8 @@ def matmul(a, x):
 
 def affine_transform(terms):
     """``b + W1 @ x1 + W2 @ x2 + ...`` from the list ``[b, W1, x1, W2, x2, ...]``."""
-    if type(terms) is list and len(terms) == 3:  # b + W x: usually parameters and a vector
-        return build_over_parameters(_AFFINE, *terms)
+    if type(terms) is list and len(terms) % 2 and len(terms) > 2:  # usually parameters
+        return build_over_parameters(_AFFINE, terms)                # and vectors
     return build(_AFFINE, expression_list(terms, "affine_transform"))
 
 

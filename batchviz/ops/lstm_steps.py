@@ -317,7 +317,8 @@ class UnitBuilder:
         self.kinds: dict = {}  # per cells pattern (which are step nodes): (signature, shape)
 
     def __call__(self, inputs, cells):
-        """One unit (a step node): ``inputs`` matched with the weights, previous ``cells``.
+        """One unit (a step node): ``inputs`` (a list) matched with the weights, previous
+        ``cells`` (a list or tuple).
 
         The known kind's shortcut is written out in one function, loops and all: a
         Tree-LSTM minibatch builds a unit for each of its 2,398 tree nodes, and calls to

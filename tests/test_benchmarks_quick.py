@@ -30,9 +30,14 @@ def test_quick_run_writes_the_results_json(task, tmp_path, capsys):
     if task == "synthetic":
         expected |= {"manual+none", "manual+depth", "manual+agenda"}
     assert set(modes) == expected
+    on_cpu = payload["machine"].get("backend", "numpy") == "numpy"
     for r in modes.values():
         assert r["sentences_per_s"] > 0
-        assert 0 < r["efficiency"] < 1
+        # The yardstick is a GEMM of 64 columns at the model's shapes. On a GPU, quick sizes
+        # make every kernel launch-bound, and an agenda batch of more than 64 columns does
+        # more arithmetic per launch than the yardstick: its efficiency can pass 1 there
+        # (1.04 and 1.31 on an H200 with the suite's eight workers sharing the device).
+        assert r["efficiency"] > 0 and (r["efficiency"] < 1 or not on_cpu)
         assert r["kernels"] >= r["batches_per_minibatch"] > 0
     # batching really batches: agenda runs far fewer batches than one node per batch
     assert modes["agenda"]["batches_per_minibatch"] < modes["none"]["batches_per_minibatch"] / 2

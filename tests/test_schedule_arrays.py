@@ -20,6 +20,7 @@ from batchviz.explain.copies import CopyCounts, count_copies
 from batchviz.explain.flops import total_flops
 from batchviz.schedule import (AgendaBatching, DepthBatching, FlatSchedule, NoBatching,
                                PendingView, Strategy, average_depths, flat_schedule)
+from batchviz.schedule.agenda import _same_or_minus_one
 from batchviz.schedule.base import stable_argsort
 from batchviz.schedule.lookahead import LookaheadBatching, SignatureLevels
 
@@ -357,6 +358,19 @@ def test_stable_argsort_equals_numpys_on_narrow_and_wide_keys():
         keys = rng.integers(0, bound, 5000)
         assert (stable_argsort(keys, bound) == np.argsort(keys, kind="stable")).all()
 
+
+
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3)), max_size=40))
+def test_same_or_minus_one_equals_a_dictionary_of_values(entries):
+    """Per key, the agenda's fan-out table: the value all of a key's entries share, -1 when
+    they differ or the key has none (``keys`` repeat, in any order)."""
+    keys = np.array([k for k, _ in entries], dtype=np.int64)
+    values = np.array([v for _, v in entries], dtype=np.int64)
+    seen: dict[int, set] = {}
+    for k, v in entries:
+        seen.setdefault(k, set()).add(v)
+    want = [next(iter(seen[k])) if len(seen.get(k, ())) == 1 else -1 for k in range(7)]
+    assert _same_or_minus_one(keys, values, 7) == want
 
 # --- the flat form ------------------------------------------------------------------------
 

@@ -341,12 +341,17 @@ class _Release:
 
 
 def _same_or_minus_one(keys: np.ndarray, values: np.ndarray, n_keys: int) -> list:
-    """Per key: the value that all its entries share, or -1 when they differ (or none)."""
-    lowest = np.full(n_keys, np.iinfo(np.int64).max)
-    highest = np.full(n_keys, -1)
-    np.minimum.at(lowest, keys, values)
-    np.maximum.at(highest, keys, values)
-    return np.where(lowest == highest, highest, -1).tolist()
+    """Per key: the value that all its entries share, or -1 when they differ (or none).
+    (``values`` are counts, never negative.)
+
+    An indexed assignment with a repeated index keeps one of the values given for it, so
+    ``some`` gets one value of every key; the keys whose entries do not all equal it are
+    then set to -1. Plain indexing: for a Tree-LSTM minibatch's 8,498 nodes, 52 to 41 µs
+    (medians of 30, alternating) against ``minimum.at`` and ``maximum.at``."""
+    some = np.full(n_keys, -1, dtype=np.int64)
+    some[keys] = values
+    some[keys[values != some[keys]]] = -1
+    return some.tolist()
 
 
 _ARANGE = np.arange(1 << 16)

@@ -62,12 +62,12 @@ def build_over_parameters(op, terms):
                 return g.add_memoized(op, (b, W, n), None, g.depths[n] + 1)
             depths = g.depths
             ids, depth = [b, W, n], depths[n]
-            for W, x in zip(terms[3::2], terms[4::2]):
-                W = node_of(id(W))
-                if W is None or type(x) is not Expression or x.graph is not g:
+            for weight, vector in zip(terms[3::2], terms[4::2]):
+                w = node_of(id(weight))
+                if w is None or type(vector) is not Expression or vector.graph is not g:
                     break
-                n = x.node
-                ids += (W, n)
+                n = vector.node
+                ids += (w, n)
                 if depths[n] > depth:
                     depth = depths[n]
             else:

@@ -11,7 +11,8 @@
 #   PARTS: suite, bench or suite,bench (the default)
 #
 # Wheels of dependencies missing on that machine may be put in .whl/ (git-ignored); they are
-# installed into /tmp/site first. batchviz itself is installed in place (`pip install -e`,
+# installed into /tmp/site first. With nbformat, nbclient, ipykernel and matplotlib among
+# them (and their dependencies), the suite runs the five notebooks on the GPU as well. batchviz itself is installed in place (`pip install -e`,
 # no network), so that its `batchviz` command exists for the CLI tests.
 set -u
 out=${1:?usage: bash scripts/gpu-check.sh OUTDIR [PARTS] [SUITE_SECONDS] [BENCH_SECONDS] [REPEAT]}

@@ -53,6 +53,22 @@ def test_notebook_is_stored_without_outputs(path):
 
 
 @pytest.mark.slow
+def test_a_notebook_kernel_runs_on_this_sessions_backend(monkeypatch):
+    """The kernels below inherit the environment, so ``BATCHVIZ_BACKEND=cupy pytest`` runs
+    the notebooks on the GPU (``scripts/gpu-check.sh``); this checks that they really do."""
+    from batchviz.backend import state
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "from batchviz.backend import state\nprint(state.xp.__name__, end='')")])
+    nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3").execute()
+    printed = "".join(o.get("text", "") for o in nb.cells[0].outputs if o.output_type == "stream"
+                      and o.get("name") == "stdout")
+    assert printed == state.xp.__name__
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("path", notebook_paths(), ids=lambda p: p.stem)
 def test_notebook_runs_top_to_bottom(path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(

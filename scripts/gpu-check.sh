@@ -12,8 +12,9 @@
 #
 # Wheels of dependencies missing on that machine may be put in .whl/ (git-ignored); they are
 # installed into /tmp/site first. With nbformat, nbclient, ipykernel and matplotlib among
-# them (and their dependencies), the suite runs the five notebooks on the GPU as well. batchviz itself is installed in place (`pip install -e`,
-# no network), so that its `batchviz` command exists for the CLI tests.
+# them (and their dependencies), the suite runs the five notebooks on the GPU as well.
+# batchviz itself is installed in place (`pip install -e`, no network), so that its
+# `batchviz` command exists for the CLI tests.
 set -u
 out=${1:?usage: bash scripts/gpu-check.sh OUTDIR [PARTS] [SUITE_SECONDS] [BENCH_SECONDS] [REPEAT]}
 parts=${2:-suite,bench}

@@ -31,6 +31,12 @@ def notebook_paths() -> list:
     return sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 
 
+def _kernels_import_this_checkout(monkeypatch) -> None:
+    """Kernels started from here import batchviz from this repository, as a student's would."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+
+
 def test_the_five_notebooks_are_there():
     assert [p.stem for p in notebook_paths()] == EXPECTED
 
@@ -58,8 +64,7 @@ def test_a_notebook_kernel_runs_on_this_sessions_backend(monkeypatch):
     the notebooks on the GPU (``scripts/gpu-check.sh``); this checks that they really do."""
     from batchviz.backend import state
 
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [str(ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    _kernels_import_this_checkout(monkeypatch)
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
         "from batchviz.backend import state\nprint(state.xp.__name__, end='')")])
     nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3").execute()
@@ -71,8 +76,7 @@ def test_a_notebook_kernel_runs_on_this_sessions_backend(monkeypatch):
 @pytest.mark.slow
 @pytest.mark.parametrize("path", notebook_paths(), ids=lambda p: p.stem)
 def test_notebook_runs_top_to_bottom(path, monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [str(ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    _kernels_import_this_checkout(monkeypatch)
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     nb = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(

@@ -9,8 +9,8 @@ from .errors import (BackendError, BatchvizError, GraphFinishedError, GraphMisma
                      ScheduleError, ShapeError)
 from .execute import last_run_stats
 from .expression import Expression
-from .graph import Graph, current_graph, new_graph
 from .model import LookupParameters, Model, Parameters
+from .runtime import Graph, current_graph, new_graph
 from .ops.api import *  # noqa: F401,F403
 from .ops.api import __all__ as _op_names
 from .schedule import PendingView, Strategy, register_strategy, validate_schedule

@@ -12,7 +12,10 @@ import runpy
 import sys
 import traceback
 
+from .errors import NoGraphError
 from .expression import Expression
+from .graph import current_graph, graph_scope
+from .runtime import Graph
 
 
 class LossRecorder:
@@ -58,10 +61,9 @@ class LossRecorder:
 
 def _last_built_scalar():
     """The last scalar node of the current graph, for scripts that never ask for a value."""
-    from . import graph as graph_module
-
-    g = graph_module._current
-    if g is None:
+    try:
+        g = current_graph()
+    except NoGraphError:
         return None
     for node in range(len(g.ops) - 1, -1, -1):
         if g.shapes[node] in ((), (1,)) and node not in g.param_of_node:
@@ -76,16 +78,18 @@ def _run_script(path: str, args: list):
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     status = 0
     try:
-        with LossRecorder() as recorder:
+        # the script runs in an open graph, as a DyNet program runs in the graph DyNet
+        # opens at import; a script that opens its own graphs uses those
+        with LossRecorder() as recorder, graph_scope(Graph()):
             try:
                 runpy.run_path(path, run_name="__main__")
             except SystemExit as exit_:
                 code = exit_.code
                 status = code if isinstance(code, int) else (0 if code is None else 1)
+            loss = recorder.loss if recorder.loss is not None else _last_built_scalar()
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
-    loss = recorder.loss
-    return (loss if loss is not None else _last_built_scalar()), status
+    return loss, status
 
 
 def _emit(explanation, options) -> None:

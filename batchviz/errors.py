@@ -29,3 +29,12 @@ class BackendError(BatchvizError, RuntimeError):
 class ScheduleError(BatchvizError, RuntimeError):
     """A strategy returned a schedule that is not valid (missing nodes, broken dependencies,
     batches mixing signatures)."""
+
+
+class NoGraphError(BatchvizError, RuntimeError):
+    """An expression was built while no graph was open: there is no hidden global graph,
+    so that a forgotten ``with bv.Graph():`` never grows one graph across minibatches."""
+
+
+class NumericsError(BatchvizError, FloatingPointError):
+    """A batch produced NaN or infinity while numerics were checked (``bv.check_numerics``)."""

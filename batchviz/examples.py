@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import ops
-from .graph import Graph
+from .graph import graph_scope
+from .runtime import Graph
 from .model import Model
 
 FIGURE1_LENGTHS = (2, 3, 4)
@@ -52,22 +53,3 @@ def figure1(strategy="agenda", lengths=FIGURE1_LENGTHS, hidden: int = 4, input_d
             losses.append(rnn_regression_loss(xs, y, params))
         loss = ops.api.esum(losses)
     return graph, loss, model
-
-
-class graph_scope:
-    """Make ``graph`` current for a block without finishing it at the end (unlike ``with graph``)."""
-
-    def __init__(self, graph):
-        self.graph = graph
-
-    def __enter__(self):
-        from . import graph as graph_module
-
-        self.previous = graph_module._current
-        graph_module._current = self.graph
-        return self.graph
-
-    def __exit__(self, *exc):
-        from . import graph as graph_module
-
-        graph_module._current = self.previous

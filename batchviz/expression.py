@@ -1,21 +1,21 @@
 """Expression: the user's handle on one node of a lazy graph, with operator overloading.
 
 An Expression is two fields, ``graph`` and ``node`` (its creation-order id); all node data
-lives in the graph's parallel lists. Parameters support the same operators, so ``W @ h``
-works whether ``W`` is a model parameter or an expression.
+lives in the graph's parallel lists. The operators are the op constructors
+(``x + y`` is :func:`~batchviz.ops.elementwise.add`), so this module sits above the ops.
+Parameters get the same operators (:mod:`batchviz.model`), so ``W @ h`` works whether
+``W`` is a model parameter or an expression.
 """
 from __future__ import annotations
 
 import numbers
 
-import numpy as np
-
-from .errors import BatchvizError, GraphMismatchError
-
-
-#: the op constructors (batchviz.ops.api); bound once that module is imported, so that
-#: operators cost an attribute lookup rather than an import statement per call
-api = None
+from .errors import BatchvizError
+from .graph import ExpressionBase
+from .ops.elementwise import add, cdiv, cmult, neg, sub
+from .ops.linalg import matmul
+from .ops.scalar import scale, shift
+from .ops.structure import pick, pick_range, transpose
 
 
 class Operators:
@@ -36,49 +36,49 @@ class Operators:
 
     def __add__(self, other):
         if isinstance(other, numbers.Real):
-            return api.shift(self, other)
-        return api.add(self, other)
+            return shift(self, other)
+        return add(self, other)
 
     def __radd__(self, other):
         if isinstance(other, numbers.Real):
-            return api.shift(self, other)
-        return api.add(other, self)
+            return shift(self, other)
+        return add(other, self)
 
     def __sub__(self, other):
         if isinstance(other, numbers.Real):
-            return api.shift(self, -other)
-        return api.sub(self, other)
+            return shift(self, -other)
+        return sub(self, other)
 
     def __rsub__(self, other):
         if isinstance(other, numbers.Real):
-            return api.shift(api.neg(self), other)
-        return api.sub(other, self)
+            return shift(neg(self), other)
+        return sub(other, self)
 
     def __mul__(self, other):
         if isinstance(other, numbers.Real):
-            return api.scale(self, other)
-        return api.cmult(self, other)
+            return scale(self, other)
+        return cmult(self, other)
 
     def __rmul__(self, other):
         if isinstance(other, numbers.Real):
-            return api.scale(self, other)
-        return api.cmult(other, self)
+            return scale(self, other)
+        return cmult(other, self)
 
     def __truediv__(self, other):
         if isinstance(other, numbers.Real):
             if other == 0:
                 raise ZeroDivisionError("division of an expression by zero")
-            return api.scale(self, 1.0 / other)
-        return api.cdiv(self, other)
+            return scale(self, 1.0 / other)
+        return cdiv(self, other)
 
     def __matmul__(self, other):
-        return api.matmul(self, other)
+        return matmul(self, other)
 
     def __rmatmul__(self, other):
-        return api.matmul(other, self)
+        return matmul(other, self)
 
     def __neg__(self):
-        return api.neg(self)
+        return neg(self)
 
     def __pos__(self):
         return self
@@ -97,8 +97,8 @@ class Operators:
                 start += n
             if -n <= stop < 0:
                 stop += n
-            return api.pick_range(self, start, stop)
-        return api.pick(self, index)
+            return pick_range(self, start, stop)
+        return pick(self, index)
 
     # Comparisons would silently build nothing useful; make the mistake loud.
     def __bool__(self):
@@ -107,20 +107,12 @@ class Operators:
         )
 
 
-class Expression(Operators):
+class Expression(Operators, ExpressionBase):
     """A node of a lazy graph. Nothing is computed until :meth:`value` is called."""
 
-    __slots__ = ("graph", "node")
-
-    def __init__(self, graph, node: int):
-        self.graph = graph
-        self.node = node
+    __slots__ = ()
 
     # --- inspection (no computation) ---
-    @property
-    def shape(self) -> tuple:
-        return self.graph.shapes[self.node]
-
     def dim(self) -> tuple:
         """The shape (DyNet's name)."""
         return self.graph.shapes[self.node]
@@ -131,17 +123,12 @@ class Expression(Operators):
 
     @property
     def T(self) -> "Expression":
-        return api.transpose(self)
+        return transpose(self)
 
     # --- computation ---
-    def npvalue(self) -> np.ndarray:
+    def npvalue(self):
         """The value as a NumPy array (a copy). Runs the pending part of the graph first."""
-        g = self.graph
-        g.check_alive()
-        g.forward()
-        from .backend import to_numpy
-
-        return np.array(to_numpy(g.memory.value(self.node)), copy=True)
+        return self.graph.value_of(self.node)
 
     def value(self):
         """The value: a Python float for a scalar, else a NumPy array (a copy).
@@ -178,46 +165,3 @@ class Expression(Operators):
     def __repr__(self) -> str:
         g = self.graph
         return f"<Expression node {self.node}: {g.ops[self.node].name} {g.shapes[self.node]}>"
-
-
-def as_nodes(xs) -> tuple:
-    """``(graph, node ids)`` for a sequence of expressions / parameters, all from one graph.
-
-    This runs for most nodes built, so it avoids anything but dict lookups and list
-    appends on the common path."""
-    graph = None
-    for x in xs:
-        if type(x) is Expression:
-            graph = x.graph
-            break
-    if graph is None:
-        from .graph import current_graph
-
-        graph = current_graph()
-    if graph.finished:
-        graph.check_alive()
-    param_node = graph.param_node
-    ids = []
-    for x in xs:
-        if type(x) is Expression:
-            if x.graph is not graph:
-                raise GraphMismatchError(
-                    f"cannot combine node {x.node} of graph #{x.graph.number} with expressions of "
-                    f"graph #{graph.number}; all arguments of an op must come from one graph"
-                )
-            ids.append(x.node)
-        else:
-            node = param_node.get(id(x))
-            ids.append(_parameter_node(graph, x) if node is None else node)
-    return graph, tuple(ids)
-
-
-def _parameter_node(graph, x) -> int:
-    from .model import ParameterBase
-
-    if isinstance(x, ParameterBase):
-        return graph.parameter_node(x)
-    raise TypeError(
-        f"expected an Expression or a model parameter, got {type(x).__name__}"
-        + (" (wrap data with bv.input(...))" if isinstance(x, (np.ndarray, list, numbers.Number)) else "")
-    )

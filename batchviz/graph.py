@@ -1,42 +1,63 @@
-"""The lazy computation graph: struct-of-arrays node storage and tiny Expression handles.
+"""The lazy computation graph: its nodes, and how a node is added.
 
 Building the graph is paid on every node of every minibatch (App. B), so a node is not an
 object: it is one slot in each of a few parallel lists (op, arguments, attributes, shape,
-signature, depth), and the user holds an :class:`Expression`, a two-field handle
+signature, depth), and the user holds an expression, a two-field handle
 ``(graph, node id)``. Node ids are creation-order integers: stable from run to run, so that
 reports and pictures can be compared.
 
-Nothing is computed while the graph is built. ``expr.value()`` runs the nodes added since
-the last run (the paper's §3.1: "further calls will lazily evaluate the delta"), scheduled
-into batches by the graph's strategy.
+Nothing is computed here: a :class:`LazyGraph` records what the user built, checks shapes
+at the user's line, and gives every node its signature (§3.2) and depth. Running it is the
+job of :class:`batchviz.runtime.Graph` (``bv.Graph``), which adds a strategy, memory and
+lazy evaluation (§3.1) on top of these lists.
+
+The *open graph* is the one that expressions built from parameters and data alone are
+added to: a ``with bv.Graph():`` block opens one, :func:`open_graph` sets it. There is no
+hidden global graph.
 """
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 
-from .errors import GraphFinishedError
+from .errors import GraphFinishedError, NoGraphError
 from .ops.base import FIXED_SIGNATURES, Op
+from .ops.parameter import PARAMETER
 from .signature import SignatureTable
 
-_current: "Graph | None" = None
+_open: "LazyGraph | None" = None
 _graph_counter = 0
 
 
-class Graph:
-    """A dynamic computation graph, built lazily and executed in batches.
+class ExpressionBase:
+    """What every expression is underneath: its graph and its node id.
 
-    Use it as a context manager (``with bv.Graph(strategy="agenda"): ...``) or through
-    :func:`new_graph`. ``strategy`` is ``"none"``, ``"depth"``, ``"agenda"``, another
-    registered name, or any :class:`~batchviz.Strategy` object.
-    ``record_source=True`` remembers the user's source line of every node (for traces; it
-    costs time at construction, so it is off by default).
-    """
+    Op constructors recognise their arguments by this class. The operators (``+ @ *``)
+    and ``value()`` come with :class:`batchviz.expression.Expression`, the class that a
+    ``bv.Graph`` hands its nodes out as (:attr:`LazyGraph.expression_type`)."""
 
-    def __init__(self, strategy="agenda", record_source: bool = False):
+    __slots__ = ("graph", "node")
+
+    def __init__(self, graph, node: int):
+        self.graph = graph
+        self.node = node
+
+    @property
+    def shape(self) -> tuple:
+        return self.graph.shapes[self.node]
+
+
+class LazyGraph:
+    """A dynamic computation graph's nodes, as parallel lists indexed by node id.
+
+    ``record_source=True`` remembers the user's source line of every node (for traces and
+    explanations; it costs time at construction, so it is off by default)."""
+
+    #: the class of the handles :meth:`push` returns (``bv.Graph``: ``bv.Expression``)
+    expression_type = ExpressionBase
+
+    def __init__(self, record_source: bool = False):
         global _graph_counter
-        from .schedule import resolve_strategy
-
-        self.strategy = resolve_strategy(strategy)
         _graph_counter += 1
         self.number = _graph_counter
         # --- the nodes, struct of arrays (index = node id) ---
@@ -49,23 +70,18 @@ class Graph:
         self.sources: list | None = [] if record_source else None
         # --- signatures and parameters ---
         self.sigtab = SignatureTable(FIXED_SIGNATURES)
-        self.param_node: dict[int, int] = {}        # id(Parameters) -> node id
-        self.param_of_node: dict[int, object] = {}  # node id -> Parameters
+        self.param_node: dict[int, int] = {}        # id(parameter) -> node id
+        self.param_of_node: dict[int, object] = {}  # node id -> parameter
         self.memo: dict = {}  # Op.memo_key -> (signature, shape), see Op.memo_key
-        # --- execution state, owned by the executor ---
-        self.n_evaluated = 0
-        self.memory = None        # created by the executor on the first run
         self.finished = False
         self.finished_because = ""
-        self.tracer = None        # set by batchviz.trace while recording
-        self.last_stats = None
-        self._previous: "Graph | None" = None
+        self._previous: "LazyGraph | None" = None
         if record_source:
             self.push = self._push_recording  # type: ignore[method-assign]
 
     # --- building ---------------------------------------------------------------------
-    def push(self, op: Op, args: tuple, attrs, shape: tuple, sig: int, depth: int) -> "Expression":
-        """Append one node; every op constructor ends here."""
+    def push(self, op: Op, args: tuple, attrs, shape: tuple, sig: int, depth: int):
+        """Append one node and return its expression; every op constructor ends here."""
         node = len(self.ops)
         self.ops.append(op)
         self.args.append(args)
@@ -73,11 +89,11 @@ class Graph:
         self.shapes.append(shape)
         self.sigs.append(sig)
         self.depths.append(depth)
-        return Expression(self, node)
+        return self.expression_type(self, node)
 
     def _push_recording(self, op, args, attrs, shape, sig, depth):
-        self.sources.append(_user_source_line())
-        return Graph.push(self, op, args, attrs, shape, sig, depth)
+        self.sources.append(user_source_line())
+        return LazyGraph.push(self, op, args, attrs, shape, sig, depth)
 
     def push_many(self, ops: list, args: list, attrs: list, shapes: list, sigs: list,
                   depths: list) -> int:
@@ -86,7 +102,7 @@ class Graph:
         together, and extending each list once costs a fraction of one push per node."""
         first = len(self.ops)
         if self.sources is not None:
-            self.sources.extend([_user_source_line()] * len(ops))
+            self.sources.extend([user_source_line()] * len(ops))
         self.ops.extend(ops)
         self.args.extend(args)
         self.attrs.extend(attrs)
@@ -95,7 +111,7 @@ class Graph:
         self.depths.extend(depths)
         return first
 
-    def add(self, op: Op, args: tuple, attrs=None) -> "Expression":
+    def add(self, op: Op, args: tuple, attrs=None):
         """Build a node of ``op`` over argument node ids ``args``: infer its shape (raising at
         the user's line), compute its signature and depth, and append it."""
         key = op.memo_key(self, args, attrs)
@@ -103,15 +119,8 @@ class Graph:
         if known is not None:
             sig, shape = known
         else:
-            shapes = self.shapes
-            shape = op.infer_shape([shapes[a] for a in args], attrs)
-            sig = op.fixed_signature
-            if sig is None:
-                if op.batchable:
-                    sig_key, shared = op.signature(self, args, attrs, shape)
-                else:  # App. A: unbatchable ops get a signature no other node has
-                    sig_key, shared = (op.name, "unbatchable", len(self.ops)), ()
-                sig = self.sigtab.intern(sig_key, op, shared, shape, attrs, len(args))
+            shape = op.infer_shape([self.shapes[a] for a in args], attrs)
+            sig = self._signature(op, args, attrs, shape)
             if key is not None:
                 self.memo[key] = (sig, shape)
         depths = self.depths
@@ -123,7 +132,18 @@ class Graph:
             depth = 0
         return self.push(op, args, attrs, shape, sig, depth)
 
-    def add_memoized(self, op: Op, args: tuple, attrs, depth: int) -> "Expression":
+    def _signature(self, op: Op, args: tuple, attrs, shape: tuple) -> int:
+        """The interned signature of a new node (App. A)."""
+        sig = op.fixed_signature
+        if sig is not None:
+            return sig
+        if op.batchable:
+            key, shared = op.signature(self, args, attrs, shape)
+        else:  # App. A: unbatchable ops get a signature no other node has
+            key, shared = (op.name, "unbatchable", len(self.ops)), ()
+        return self.sigtab.intern(key, op, shared, shape, attrs, len(args))
+
+    def add_memoized(self, op: Op, args: tuple, attrs, depth: int):
         """:meth:`add` for a constructor that has checked its arguments and knows the node's
         depth: when this graph has built a node with the same ``op.memo_key`` before, its
         signature and shape are known, and adding is a dict lookup and a push (a word's
@@ -139,11 +159,8 @@ class Graph:
         node = self.param_node.get(id(param))
         if node is None:
             self.check_alive()
-            from .ops.leaves import PARAMETER
-
             node = len(self.ops)
-            key = ("parameter", "node", node)
-            sig = self.sigtab.intern(key, PARAMETER, arity=0)
+            sig = self.sigtab.intern(("parameter", "node", node), PARAMETER, arity=0)
             self.push(PARAMETER, (), param, tuple(param.shape), sig, 0)
             self.param_node[id(param)] = node
             self.param_of_node[node] = param
@@ -159,79 +176,73 @@ class Graph:
             )
 
     def finish(self, because: str = "by graph.finish()") -> None:
-        """End the graph: its expressions can no longer be used, and its memory is freed."""
+        """End the graph: its expressions can no longer be used."""
         self.finished = True
         self.finished_because = because
-        if self.memory is not None:
-            self.memory.release()
-        self.memory = None
 
-    def __enter__(self) -> "Graph":
-        global _current
+    def __enter__(self):
         self.check_alive()
-        self._previous = _current
-        _current = self
+        self._previous = open_graph(self)
         return self
 
     def __exit__(self, *exc) -> None:
-        global _current
         self.finish("when its `with bv.Graph(...)` block ended")
-        _current = self._previous
+        open_graph(self._previous)
         self._previous = None
 
-    # --- running ----------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self.ops)
-
-    def forward(self) -> None:
-        """Run every node added since the last run, batched by the graph's strategy."""
-        self.check_alive()
-        if self.n_evaluated < len(self.ops):
-            from .execute.executor import run_forward
-
-            run_forward(self)
-
-    def backward(self, node: int) -> None:
-        """Accumulate d(node)/d(parameter) into every parameter's ``grad``."""
-        self.forward()
-        from .execute.executor import run_backward
-
-        run_backward(self, node)
 
     def signature_name(self, sig: int) -> str:
         return self.sigtab[sig].describe(self)
 
     def __repr__(self) -> str:
-        state = "finished" if self.finished else f"{self.n_evaluated}/{len(self.ops)} evaluated"
-        return f"<bv.Graph #{self.number} strategy={self.strategy.name!r} nodes={len(self.ops)} {state}>"
+        state = "finished" if self.finished else "open"
+        return f"<{type(self).__name__} #{self.number} nodes={len(self.ops)} {state}>"
 
 
-def _user_source_line() -> str:
-    """``file:line`` of the first stack frame outside the batchviz package."""
-    frame = sys._getframe(2)
-    pkg = __name__.rsplit(".", 1)[0].replace(".", "/")
-    while frame is not None and f"/{pkg}/" in frame.f_code.co_filename.replace("\\", "/"):
+def user_source_line(skip: int = 2) -> str:
+    """``file:line`` of the first stack frame outside the batchviz package (``skip``: the
+    frames of the caller's own callers to skip first)."""
+    frame = sys._getframe(skip)
+    while frame is not None and _inside_batchviz(frame.f_code.co_filename):
         frame = frame.f_back
     if frame is None:
         return "?"
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
-def current_graph() -> Graph:
-    """The graph new expressions are added to; one is created (agenda batching) if none is."""
-    global _current
-    if _current is None or _current.finished:
-        _current = Graph()
-    return _current
+_PACKAGE = "/" + __name__.rsplit(".", 1)[0] + "/"
 
 
-def new_graph(strategy="agenda", record_source: bool = False) -> Graph:
-    """Finish the current graph and start a new one (DyNet's ``renew_cg``)."""
-    global _current
-    if _current is not None and not _current.finished:
-        _current.finish("when bv.new_graph() started a new one")
-    _current = Graph(strategy, record_source=record_source)
-    return _current
+def _inside_batchviz(filename: str) -> bool:
+    return _PACKAGE in filename.replace("\\", "/")
 
 
-from .expression import Expression  # noqa: E402  (Expression needs Graph's module loaded)
+def current_graph() -> LazyGraph:
+    """The open graph: the one that expressions of parameters and data alone go to."""
+    graph = _open
+    if graph is None or graph.finished:
+        raise NoGraphError(
+            "no graph is open: build expressions inside `with bv.Graph(strategy=...):`, or "
+            "open one with `bv.new_graph()` (DyNet's renew_cg)")
+    return graph
+
+
+def open_graph(graph: "LazyGraph | None") -> "LazyGraph | None":
+    """Make ``graph`` the open graph (``None``: no graph is open); returns the graph that
+    was open before, so that a caller can put it back."""
+    global _open
+    previous, _open = _open, graph
+    return previous
+
+
+@contextmanager
+def graph_scope(graph: LazyGraph):
+    """Make ``graph`` the open graph for a block, without finishing it at the end (as a
+    ``with graph:`` block would): for building more of a graph that is run later."""
+    previous = open_graph(graph)
+    try:
+        yield graph
+    finally:
+        open_graph(previous)

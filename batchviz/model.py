@@ -1,9 +1,10 @@
 """Model parameters: dense parameters and lookup tables (embeddings), with gradients.
 
-Parameters live outside any graph. When one is used in an expression, the current graph
-gives it a node of its own (one per graph); that node id is what a shared-argument
-signature names (``matmul-W#3-64x1``), so every ``W @ h_i`` of a minibatch becomes one
-``W @ H``.
+Parameters live outside any graph. When one is used in an expression, the graph gives it
+a node of its own (one per graph); that node id is what a shared-argument signature names
+(``matmul-W#3-64x1``), so every ``W @ h_i`` of a minibatch becomes one ``W @ H``. Their
+values and gradients are :mod:`batchviz.parameters`'; here they get the operators
+(``W @ h``, ``E[i]``) and a collection, :class:`Model`.
 """
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ import numpy as np
 
 from . import backend
 from .backend import state
-from . import expression as _expression
 from .expression import Operators
+from .ops.leaves import lookup
+from .parameters import LookupBase, ParameterBase
 
 
 def _initial_values(shape: tuple, init, rng: np.random.Generator) -> np.ndarray:
@@ -47,101 +49,20 @@ def _initial_values(shape: tuple, init, rng: np.random.Generator) -> np.ndarray:
     return values
 
 
-class ParameterBase(Operators):
-    """What dense and lookup parameters share: values, gradient, name."""
-
-    __slots__ = ("name", "shape", "_array", "_grad", "_spare_grad", "model", "__weakref__")
-
-    def __init__(self, model, shape: tuple, values: np.ndarray, name: str):
-        self.model = model
-        self.shape = tuple(int(d) for d in shape)
-        self.name = name
-        self._array = backend.to_device(values)
-        self._grad = None
-        self._spare_grad = None
-
-    def expr(self):
-        """This parameter, whole, as an expression of the current graph (ops take a
-        parameter directly too: ``W @ h``; a lookup table whole is a ``(rows, dim)`` matrix,
-        as for output weights tied to the embeddings, ``E @ h``)."""
-        from .graph import current_graph
-        from .expression import Expression
-
-        g = current_graph()
-        return Expression(g, g.parameter_node(self))
-
-    # values ----------------------------------------------------------------------------
-    def value(self) -> np.ndarray:
-        """A NumPy copy of the current values."""
-        return np.array(backend.to_numpy(self._array), copy=True)
-
-    def set_value(self, values) -> None:
-        values = np.asarray(values, dtype=np.float64)
-        if values.shape != self.shape:
-            raise ValueError(f"{self.name}: new values have shape {values.shape}, expected {self.shape}")
-        if not np.all(np.isfinite(values)):
-            raise ValueError(f"{self.name}: new values contain NaN or infinity")
-        self._array = backend.to_device(values)
-
-    # gradients -------------------------------------------------------------------------
-    @property
-    def grad(self) -> np.ndarray:
-        """The accumulated gradient as a NumPy array shaped like the parameter (zeros if
-        no backward pass has reached it since the last ``zero_grad``/``trainer.update``)."""
-        if self._grad is None:
-            return np.zeros(self.shape, dtype=state.dtype)
-        return np.array(backend.to_numpy(self._grad), copy=True)
-
-    def grad_array(self):
-        """The gradient accumulator on the backend (created on first use).
-
-        The accumulator of the previous step is zeroed and used again: every training step
-        needs one for every parameter, and a new megabyte-sized array comes from the
-        operating system as fresh pages (faulted in by the backward pass, given back when
-        the gradient is dropped), which costs several times more than zeroing one."""
-        if self._grad is None:
-            spare, array = self._spare_grad, self._array
-            if spare is not None and type(spare) is type(array) and spare.dtype == array.dtype:
-                spare.fill(0)
-                self._grad = spare
-            else:
-                self._grad = state.xp.zeros(self.shape, dtype=array.dtype)
-            self._spare_grad = None
-        return self._grad
-
-    def zero_grad(self) -> None:
-        """Forget the accumulated gradient (its memory is kept for the next one)."""
-        if self._grad is not None:
-            self._spare_grad = self._grad
-        self._grad = None
-
-    def _convert(self, xp, dtype) -> None:
-        self._spare_grad = None
-        host = backend.to_numpy(self._array)
-        self._array = xp.asarray(host.astype(dtype))
-        if self._grad is not None:
-            self._grad = xp.asarray(backend.to_numpy(self._grad).astype(dtype))
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name} {self.shape}>"
-
-
-class Parameters(ParameterBase):
-    """A dense parameter (a weight matrix or a bias vector); usable directly in expressions."""
+class Parameters(Operators, ParameterBase):
+    """A dense parameter (a weight matrix or a bias vector); usable directly in expressions
+    (``W @ h + b``)."""
 
     __slots__ = ()
 
 
-class LookupParameters(ParameterBase):
+class LookupParameters(Operators, LookupBase):
     """A lookup table (embeddings) of shape ``(rows, dim)``; ``E[i]`` is row ``i``."""
 
     __slots__ = ()
 
     def __getitem__(self, index):
-        return _expression.api.lookup(self, index)
-
-    def __len__(self) -> int:
-        return self.shape[0]
+        return lookup(self, index)
 
 
 class Model:

@@ -16,9 +16,9 @@ def _fresh_state():
     backend = os.environ.get("BATCHVIZ_BACKEND", "numpy") or "numpy"
     bv.set_backend(backend)
     bv.set_dtype(np.float32)
-    graph_module._current = None
+    graph_module.open_graph(None)
     yield
-    graph_module._current = None
+    graph_module.open_graph(None)
     bv.set_dtype(np.float32)
 
 

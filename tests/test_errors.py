@@ -52,7 +52,7 @@ def test_new_graph_finishes_the_previous_one():
 
 def test_mixing_graphs():
     g1, g2 = bv.Graph(), bv.Graph()
-    from batchviz.examples import graph_scope
+    from batchviz.graph import graph_scope
     with graph_scope(g1):
         a = bv.zeros(2)
     with graph_scope(g2):

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import batchviz as bv
-from batchviz.examples import figure1, graph_scope
+from batchviz.examples import figure1
+from batchviz.graph import graph_scope
 from batchviz.explain import Explanation, cost_model
 from batchviz.explain import costmodel
 from batchviz.explain.diagnose import key_differences

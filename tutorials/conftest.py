@@ -78,9 +78,9 @@ def _fresh_state():
     """Every test starts on NumPy, in float32, with no current graph."""
     bv.set_backend("numpy")
     bv.set_dtype(np.float32)
-    graph_module._current = None
+    graph_module.open_graph(None)
     yield
-    graph_module._current = None
+    graph_module.open_graph(None)
     bv.set_dtype(np.float32)
 
 

@@ -19,9 +19,7 @@ from operator import itemgetter
 import numpy as np
 
 from ..backend import scatter_add, state
-from ..ops.base import BlockGradient
-from ..ops.leaves import SparseRows
-from ..ops.linalg import WeightGradient
+from ..ops.gradients import BlockGradient, SparseRows, WeightGradient
 from ..schedule import PendingView, validate_schedule
 from .memory import COPY, POOL, SHARED, STRIDED, VIEW, Memory, rows_view, size_of, strided_view
 from .stats import PassStats, RunStats, set_last
@@ -47,8 +45,6 @@ def run_forward(graph) -> None:
     if not getattr(graph.strategy, "trusted", False):
         batches = validate_schedule(view, batches)
     t1 = time.perf_counter()
-    if graph.tracer is not None:
-        graph.tracer.on_schedule(graph, view, batches)
 
     if graph.memory is None:
         graph.memory = Memory(graph)
@@ -191,8 +187,6 @@ def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats
     rec.requires_grad = requires_grad
     records.append(rec)
     stats.batches += 1
-    if graph.tracer is not None:
-        graph.tracer.on_batch(graph, rec)
 
 
 def _read_positions(graph, mem, info, args: tuple, out_sizes, stats) -> tuple:

@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from .. import ops
-from ..graph import Graph
+from ..runtime import Graph
 
 
 def train(loss_fn, data, trainer, *, epochs: int = 1, batch_size: int = 64,

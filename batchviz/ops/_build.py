@@ -2,11 +2,62 @@
 
 Graph construction is the hottest Python code in batchviz (it runs for every node of every
 minibatch), so the common cases - one or two expressions of the same graph - skip the
-general coercion in :func:`batchviz.expression.as_nodes`.
+general coercion in :func:`as_nodes`.
+
+Constructors recognise expressions by :class:`~batchviz.graph.ExpressionBase` (the class
+every expression is) and parameters by :class:`~batchviz.parameters.ParameterBase`, and
+return what the graph's :meth:`~batchviz.graph.LazyGraph.push` makes: they never need the
+operators that :mod:`batchviz.expression` adds, which are built from them.
 """
 from __future__ import annotations
 
-from ..expression import Expression, Operators, as_nodes
+import numbers
+
+import numpy as np
+
+from ..errors import GraphMismatchError
+from ..graph import ExpressionBase, current_graph
+from ..parameters import ParameterBase
+
+
+def as_nodes(xs) -> tuple:
+    """``(graph, node ids)`` for a sequence of expressions / parameters, all from one graph
+    (the open graph when there are parameters only).
+
+    This runs for most nodes built, so it avoids anything but dict lookups and list
+    appends on the common path."""
+    graph = None
+    for x in xs:
+        if isinstance(x, ExpressionBase):
+            graph = x.graph
+            break
+    if graph is None:
+        graph = current_graph()
+    if graph.finished:
+        graph.check_alive()
+    param_node = graph.param_node
+    ids = []
+    for x in xs:
+        if isinstance(x, ExpressionBase):
+            if x.graph is not graph:
+                raise GraphMismatchError(
+                    f"cannot combine node {x.node} of graph #{x.graph.number} with expressions of "
+                    f"graph #{graph.number}; all arguments of an op must come from one graph"
+                )
+            ids.append(x.node)
+        else:
+            node = param_node.get(id(x))
+            ids.append(_parameter_node(graph, x) if node is None else node)
+    return graph, tuple(ids)
+
+
+def _parameter_node(graph, x) -> int:
+    if isinstance(x, ParameterBase):
+        return graph.parameter_node(x)
+    raise TypeError(
+        f"expected an Expression or a model parameter, got {type(x).__name__}"
+        + (" (wrap data with bv.input(...))" if isinstance(x, (np.ndarray, list, numbers.Number)) else "")
+    )
 
 
 def expression_list(xs, what: str, instead: str = "") -> list:
@@ -14,7 +65,7 @@ def expression_list(xs, what: str, instead: str = "") -> list:
     expression on its own is refused: it is iterable too (``x[0], x[1], ...``), and
     ``bv.esum(x)`` would quietly add up its elements (``instead``: the op that does that
     on purpose, named in the error)."""
-    if isinstance(xs, Operators):
+    if isinstance(xs, (ExpressionBase, ParameterBase)):
         hint = f" ({instead} works on the elements of one expression)" if instead else ""
         raise TypeError(f"{what}: needs a list of expressions, got a single "
                         f"{type(xs).__name__}; put it in a list{hint}")
@@ -36,7 +87,7 @@ def build_memoized(op, x, attrs):
     case) that is a memo lookup and a push (:meth:`Graph.add_memoized`), not the general
     coercion, shape inference and signature: a parser adds thousands of picks and shifts
     per minibatch, one per decision."""
-    if type(x) is Expression and not x.graph.finished:
+    if isinstance(x, ExpressionBase) and not x.graph.finished:
         g, node = x.graph, x.node
         return g.add_memoized(op, (node,), attrs, g.depths[node] + 1)
     return build(op, (x,), attrs)
@@ -51,7 +102,7 @@ def build_over_parameters(op, terms):
     third to a half of the general path's cost. Otherwise the general path, which checks
     everything and reports mistakes at the user's line."""
     x = terms[2]
-    if type(x) is Expression and not x.graph.finished:
+    if isinstance(x, ExpressionBase) and not x.graph.finished:
         g = x.graph
         node_of = g.param_node.get
         b, W = node_of(id(terms[0])), node_of(id(terms[1]))
@@ -64,7 +115,7 @@ def build_over_parameters(op, terms):
             ids, depth = [b, W, n], depths[n]
             for weight, vector in zip(terms[3::2], terms[4::2]):
                 w = node_of(id(weight))
-                if w is None or type(vector) is not Expression or vector.graph is not g:
+                if w is None or not isinstance(vector, ExpressionBase) or vector.graph is not g:
                     break
                 n = vector.node
                 ids += (w, n)
@@ -86,7 +137,7 @@ def unary_elementwise(op, doc: str):
     sig = op.fixed_signature
 
     def construct(x):
-        if type(x) is Expression:
+        if isinstance(x, ExpressionBase):
             g = x.graph
             if g.finished:
                 g.check_alive()
@@ -102,7 +153,7 @@ def binary_elementwise(op, doc: str):
     sig = op.fixed_signature
 
     def construct(x, y):
-        if type(x) is Expression and type(y) is Expression and x.graph is y.graph:
+        if isinstance(x, ExpressionBase) and isinstance(y, ExpressionBase) and x.graph is y.graph:
             g = x.graph
             if g.finished:
                 g.check_alive()

@@ -18,8 +18,3 @@ __all__ = sorted(set(
     + reductions.__all__ + scalar.__all__ + structure.__all__ + lstm.__all__ + lstm_steps.__all__
     + columns.__all__
 ))
-
-# Give Expression's operators (+, @, ...) their op constructors.
-from .. import expression as _expression  # noqa: E402
-
-_expression.api = __import__("sys").modules[__name__]

@@ -159,26 +159,6 @@ class Op:
         return "-".join(parts)
 
 
-class BlockGradient:
-    """The gradient of an argument block of ``shape`` ``(n, D, ...)`` that is zero except in
-    rows ``lo:hi`` of axis 1, where it is ``values``.
-
-    ``lstm_h`` uses only the ``o`` block of its gates: returning the whole ``(n, 5H)``
-    gradient would mean writing four blocks of zeros and adding them back into the gates'
-    gradient. The executor adds ``values`` into those rows only (or makes the dense array
-    where the argument was gathered node by node)."""
-
-    __slots__ = ("shape", "lo", "hi", "values")
-
-    def __init__(self, shape, lo: int, hi: int, values):
-        self.shape, self.lo, self.hi, self.values = tuple(shape), lo, hi, values
-
-    def dense(self, xp):
-        full = xp.zeros(self.shape, dtype=self.values.dtype)
-        full[:, self.lo:self.hi] = self.values
-        return full
-
-
 def _node_text(node: int, graph) -> str:
     """``W#3``: the shared argument's parameter name (when known) and node id."""
     name = None

@@ -22,9 +22,10 @@ import numbers
 import numpy as np
 
 from .. import backend
+from ..parameters import LookupBase
 from .base import Op, register, shared_node
 from ._build import build, expression_list
-from .leaves import SparseRows
+from .gradients import SparseRows
 from .linalg import AffineArguments, _mm_shape
 from .losses import logsumexp
 
@@ -141,9 +142,7 @@ def _int_list(values, what):
 
 def lookup_batch(table, indices):
     """The ``(dim, m)`` matrix whose column ``j`` is row ``indices[j]`` of ``table``."""
-    from ..model import LookupParameters
-
-    if not isinstance(table, LookupParameters):
+    if not isinstance(table, LookupBase):
         raise TypeError(f"lookup_batch needs lookup parameters, got {type(table).__name__}")
     rows = _int_list(indices, "lookup_batch")
     bad = [r for r in rows if not 0 <= r < table.shape[0]]

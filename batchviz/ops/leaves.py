@@ -1,4 +1,4 @@
-"""Leaves of the graph: parameters, inputs, zeros, and lookups into embedding tables."""
+"""Leaves of the graph: inputs, zeros, and lookups into embedding tables."""
 from __future__ import annotations
 
 import numbers
@@ -6,27 +6,11 @@ import numbers
 import numpy as np
 
 from .. import backend
-from .. import graph as _graph  # modules, not names: they import the ops package
-from .. import model as _model
 from ..backend import state
+from ..graph import current_graph
+from ..parameters import LookupBase
 from .base import Op, register, shared_node
-
-
-class Parameter(Op):
-    """A model parameter's node. It is never scheduled: its value is the parameter itself,
-    available from the start (so it counts as *done* before the first batch)."""
-
-    name = "parameter"
-    arity = 0
-
-    def describe_signature(self, key, graph=None):
-        return f"parameter-{_param_name(key[2], graph)}"
-
-
-def _param_name(node, graph):
-    if graph is not None and node in graph.param_of_node:
-        return f"{graph.param_of_node[node].name}#{node}"
-    return f"node{node}"
+from .gradients import SparseRows
 
 
 class Input(Op):
@@ -66,16 +50,6 @@ class Zeros(Op):
         return []
 
 
-class SparseRows:
-    """A gradient for a few rows of a lookup table (never a dense table-sized array)."""
-
-    __slots__ = ("rows", "values")
-
-    def __init__(self, rows, values):
-        self.rows = rows
-        self.values = values
-
-
 class Lookup(Op):
     """Row ``i`` of a lookup table. The table is a shared argument, so all lookups into one
     table batch into a single gather ``E[[i1, i2, ...]]``."""
@@ -100,7 +74,6 @@ class Lookup(Op):
         return [SparseRows(rows, gout)]
 
 
-PARAMETER = register(Parameter())
 INPUT = register(Input())
 ZEROS = register(Zeros())
 LOOKUP = register(Lookup())
@@ -121,8 +94,7 @@ def input(data, name=None):  # noqa: A001  (DyNet's and the paper's name)
     if not np.all(np.isfinite(values)):
         where = tuple(int(i) for i in np.argwhere(~np.isfinite(values))[0]) if values.ndim else ()
         raise ValueError(f"bv.input: data contains NaN or infinity (first at index {where})")
-    g = _graph.current_graph()
-    g.check_alive()
+    g = current_graph()
     return g.add(INPUT, (), values)
 
 
@@ -133,8 +105,7 @@ def zeros(shape):
     shape = tuple(int(d) for d in shape)
     if any(d <= 0 for d in shape):
         raise ValueError(f"bv.zeros: dimensions must be positive, got {shape}")
-    g = _graph.current_graph()
-    g.check_alive()
+    g = current_graph()
     return g.add(ZEROS, (), shape)
 
 
@@ -148,15 +119,14 @@ def lookup(table, index):
             raise TypeError(f"lookup index into {getattr(table, 'name', table)} must be an "
                             f"int, got {type(index).__name__}")
         index = int(index)
-    if not isinstance(table, _model.LookupParameters):
+    if not isinstance(table, LookupBase):
         raise TypeError(f"bv.lookup needs lookup parameters, got {type(table).__name__}")
     if not 0 <= index < table.shape[0]:
         raise IndexError(
             f"lookup index {index} is out of range for {table.name}, which has "
             f"{table.shape[0]} rows (valid: 0..{table.shape[0] - 1})"
         )
-    graph = _graph.current_graph()
-    graph.check_alive()
+    graph = current_graph()
     node = graph.param_node.get(id(table))
     if node is None:
         node = graph.parameter_node(table)

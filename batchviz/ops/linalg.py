@@ -13,7 +13,8 @@ import numpy as np
 
 from .base import Op, register, shared_node
 from ._build import build, build_over_parameters, expression_list
-from .leaves import PARAMETER
+from .gradients import WeightGradient
+from .parameter import PARAMETER
 
 
 #: a shared ``A`` of at least ``TRANSPOSED_MIN_ROWS`` rows times a batch of at most
@@ -52,31 +53,6 @@ def _mm_forward(xp, A, x, shared, rows: bool = False):
     if x.ndim == 2:
         return xp.matmul(A, x[:, :, None])[:, :, 0]
     return xp.matmul(A, x)
-
-
-class WeightGradient:
-    """``g^T x``: one batch's gradient for a shared matrix ``W`` of ``W @ x``, not computed yet.
-
-    ``g`` is ``(r, rows)`` and ``x`` is ``(r, cols)``, one row per instance (per column, for
-    matrix inputs). The backward pass meets the same ``W`` once per batch - an LSTM's ``Wh``
-    at every time step - and adding each batch's small product to ``W``'s gradient would
-    stream the whole gradient through memory once per batch. The executor keeps these
-    instead and adds ``G^T X`` over all batches of ``W`` at the end, as one large GEMM."""
-
-    __slots__ = ("g", "x")
-
-    def __init__(self, g, x):
-        self.g = g
-        self.x = x
-
-    def value(self, xp):
-        """``g^T x``. One row (a single instance: unbatched execution, or a weight used
-        once) is an outer product, which NumPy's ``outer`` computes four times faster than
-        its matrix product with an inner dimension of 1 (a 1024 x 456 float32 gradient:
-        0.23 ms against 1.0, OpenBLAS 0.3.31; from 2 rows on the product is fast)."""
-        if self.g.shape[0] == 1:
-            return xp.outer(self.g[0], self.x[0])
-        return self.g.T @ self.x
 
 
 def _mm_backward(xp, A, x, g, shared, need_A, need_x):

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import BlockGradient, Op, register
+from .base import Op, register
+from .gradients import BlockGradient
 from ._build import build, expression_list
 from .linalg import AffineArguments, _mm_shape, affine_terms
 

@@ -38,8 +38,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
-from ..expression import Expression, as_nodes
-from ..model import ParameterBase
+from ..graph import ExpressionBase
+from ..parameters import ParameterBase
+from ._build import as_nodes
 from ._build import expression_list
 from .base import Op, register
 from .columns import affine_batch
@@ -255,7 +256,7 @@ def lstm_step_cell(s):
     """The cell ``c`` that the ``lstm_step`` node ``s`` keeps, as an expression of its own
     (an ``lstm_step_cell`` node); a plain cell is returned as it is. Only needed to look at
     a cell: the next step reads it from ``s`` directly."""
-    if type(s) is Expression and s.graph.ops[s.node] is _STEP:
+    if isinstance(s, ExpressionBase) and s.graph.ops[s.node] is _STEP:
         return s.graph.add(_STEP_CELL, (s.node,), s.graph.attrs[s.node][0])
     return s
 
@@ -331,7 +332,7 @@ class UnitBuilder:
             depth = 0                        # (the bias and weights are parameters: depth 0)
             slot = 2
             for x, wanted in zip(inputs, self.input_shapes):
-                if type(x) is not Expression or x.graph is not graph or shapes[x.node] != wanted:
+                if not isinstance(x, ExpressionBase) or x.graph is not graph or shapes[x.node] != wanted:
                     break
                 n = args[slot] = x.node
                 slot += 2
@@ -340,7 +341,7 @@ class UnitBuilder:
             else:
                 ops, shape, pattern = graph.ops, self.value_shape, []
                 for c in cells:  # each a cell, or a step node that keeps one, of this shape
-                    if type(c) is not Expression or c.graph is not graph or shapes[c.node] != shape:
+                    if not isinstance(c, ExpressionBase) or c.graph is not graph or shapes[c.node] != shape:
                         break
                     n = c.node
                     args.append(n)
@@ -449,7 +450,7 @@ class SequenceBuilder:
                 if checked:
                     first = self.push_steps(graph, checked, *state)
                     n_steps = len(checked) // len(self.input_shapes)
-                    out += [Expression(graph, n) for n in range(first + 1, first + 2 * n_steps, 2)]
+                    out += [graph.expression_type(graph, n) for n in range(first + 1, first + 2 * n_steps, 2)]
                     h = c = out[-1]
                     t += n_steps
                     continue
@@ -463,7 +464,7 @@ class SequenceBuilder:
     def _state_nodes(self, graph, h, c):
         """``(h node, c node)`` when both are expressions of ``graph`` of the steps' shape
         (``c`` a plain cell or a step node); None otherwise."""
-        if type(h) is not Expression or type(c) is not Expression:
+        if not isinstance(h, ExpressionBase) or not isinstance(c, ExpressionBase):
             return None
         if h.graph is not graph or c.graph is not graph:
             return None
@@ -557,7 +558,7 @@ class SequenceBuilder:
 def _nodes_of(graph, expressions, shapes_wanted):
     """The node ids of ``expressions`` when they are expressions of ``graph`` with the
     shapes ``shapes_wanted``; None otherwise."""
-    nodes = [e.node for e in expressions if type(e) is Expression and e.graph is graph]
+    nodes = [e.node for e in expressions if isinstance(e, ExpressionBase) and e.graph is graph]
     if len(nodes) != len(expressions) or [graph.shapes[a] for a in nodes] != shapes_wanted:
         return None
     return nodes
@@ -587,7 +588,7 @@ def _checked_steps(graph, steps, t: int, shapes_wanted) -> list:
     k = len(shapes_wanted)
     flat = [e for pieces in rest if len(pieces) == k for e in pieces]
     if len(flat) == k * len(rest):
-        nodes = [e.node for e in flat if type(e) is Expression and e.graph is graph]
+        nodes = [e.node for e in flat if isinstance(e, ExpressionBase) and e.graph is graph]
         if (len(nodes) == len(flat)
                 and list(map(graph.shapes.__getitem__, nodes)) == shapes_wanted * len(rest)):
             return nodes
@@ -609,7 +610,7 @@ def _unit_args(b, weights, inputs, cells, hidden):
     input an expression of one live graph and every cell an expression of it of ``hidden``
     rows (a cell or a step node); None otherwise."""
     first = inputs[0] if inputs else None
-    if type(first) is not Expression or len(weights) != len(inputs):
+    if not isinstance(first, ExpressionBase) or len(weights) != len(inputs):
         return None
     graph = first.graph
     if graph.finished:
@@ -627,13 +628,13 @@ def _unit_args(b, weights, inputs, cells, hidden):
             if not isinstance(W, ParameterBase):
                 return None
             node = graph.parameter_node(W)
-        if type(x) is not Expression or x.graph is not graph:
+        if not isinstance(x, ExpressionBase) or x.graph is not graph:
             return None
         args.append(node)
         args.append(x.node)
     shapes = graph.shapes
     for c in cells:
-        if type(c) is not Expression or c.graph is not graph:
+        if not isinstance(c, ExpressionBase) or c.graph is not graph:
             return None
         if shapes[c.node][:1] != (hidden,):
             return None  # the checked path says what is wrong

@@ -14,7 +14,7 @@ import numpy as np
 from .. import backend
 from ..signature import shape_text
 from .base import Op, register
-from ._build import build, build_memoized, expression_list
+from ._build import as_nodes, build, build_memoized, expression_list
 
 
 class Concatenate(Op):
@@ -176,8 +176,6 @@ def pick(x, index):
 def pick_range(x, start, stop):
     """Rows ``start:stop`` (``stop`` exclusive) of a vector or matrix."""
     if stop is None:
-        from ..expression import as_nodes
-
         g, (node,) = as_nodes((x,))
         stop = g.shapes[node][0] if g.shapes[node] else 0
     return build(_PICK_RANGE, (x,), (int(start), int(stop)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..backend import state
 from ..expression import Expression
-from ..graph import Graph
+from ..graph import LazyGraph
 from ..schedule import PendingView, average_depths, resolve_strategy, validate_schedule
 from .data import AgendaGroup, NodeInfo, SignatureSummary, Step, Trace
 from .layout import argument_reads
@@ -21,7 +21,7 @@ def graph_of(target) -> tuple:
     """``(graph, node or None)`` for an Expression or a Graph; a clear TypeError otherwise."""
     if isinstance(target, Expression):
         return target.graph, target.node
-    if isinstance(target, Graph):
+    if isinstance(target, LazyGraph):
         return target, None
     raise TypeError(
         f"expected an expression (e.g. the loss) or a bv.Graph, got {type(target).__name__}")

@@ -1,0 +1,103 @@
+"""What a model parameter is, below the graph: values, a gradient, a name.
+
+The graph gives a parameter a node the first time it is used (its node id is what a
+shared-argument signature names, ``matmul-W#3-64x1``), the op constructors recognise
+parameters among their arguments, and the executor reads their arrays and adds to their
+gradients: all of them need these classes, and none needs the operators (``W @ h``,
+``E[i]``), which :mod:`batchviz.model` adds on top for users.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import backend
+from .backend import state
+from .graph import current_graph
+
+
+class ParameterBase:
+    """What dense and lookup parameters share: values, gradient, name."""
+
+    __slots__ = ("name", "shape", "_array", "_grad", "_spare_grad", "model", "__weakref__")
+
+    def __init__(self, model, shape: tuple, values: np.ndarray, name: str):
+        self.model = model
+        self.shape = tuple(int(d) for d in shape)
+        self.name = name
+        self._array = backend.to_device(values)
+        self._grad = None
+        self._spare_grad = None
+
+    def expr(self):
+        """This parameter, whole, as an expression of the open graph (ops take a parameter
+        directly too: ``W @ h``; a lookup table whole is a ``(rows, dim)`` matrix, as for
+        output weights tied to the embeddings, ``E @ h``)."""
+        g = current_graph()
+        return g.expression_type(g, g.parameter_node(self))
+
+    # values ----------------------------------------------------------------------------
+    def value(self) -> np.ndarray:
+        """A NumPy copy of the current values."""
+        return np.array(backend.to_numpy(self._array), copy=True)
+
+    def set_value(self, values) -> None:
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape != self.shape:
+            raise ValueError(f"{self.name}: new values have shape {values.shape}, expected {self.shape}")
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"{self.name}: new values contain NaN or infinity")
+        self._array = backend.to_device(values)
+
+    # gradients -------------------------------------------------------------------------
+    @property
+    def grad(self) -> np.ndarray:
+        """The accumulated gradient as a NumPy array shaped like the parameter (zeros if
+        no backward pass has reached it since the last ``zero_grad``/``trainer.update``)."""
+        if self._grad is None:
+            return np.zeros(self.shape, dtype=state.dtype)
+        return np.array(backend.to_numpy(self._grad), copy=True)
+
+    def grad_array(self):
+        """The gradient accumulator on the backend (created on first use).
+
+        The accumulator of the previous step is zeroed and used again: every training step
+        needs one for every parameter, and a new megabyte-sized array comes from the
+        operating system as fresh pages (faulted in by the backward pass, given back when
+        the gradient is dropped), which costs several times more than zeroing one."""
+        if self._grad is None:
+            spare, array = self._spare_grad, self._array
+            if spare is not None and type(spare) is type(array) and spare.dtype == array.dtype:
+                spare.fill(0)
+                self._grad = spare
+            else:
+                self._grad = state.xp.zeros(self.shape, dtype=array.dtype)
+            self._spare_grad = None
+        return self._grad
+
+    def zero_grad(self) -> None:
+        """Forget the accumulated gradient (its memory is kept for the next one)."""
+        if self._grad is not None:
+            self._spare_grad = self._grad
+        self._grad = None
+
+    def _convert(self, xp, dtype) -> None:
+        self._spare_grad = None
+        host = backend.to_numpy(self._array)
+        self._array = xp.asarray(host.astype(dtype))
+        if self._grad is not None:
+            self._grad = xp.asarray(backend.to_numpy(self._grad).astype(dtype))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} {self.shape}>"
+
+
+
+
+class LookupBase(ParameterBase):
+    """A lookup table (embeddings) of shape ``(rows, dim)``: the op constructors that read
+    rows of a table (``bv.lookup``, ``bv.lookup_batch``) accept only these."""
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        return self.shape[0]

@@ -10,18 +10,21 @@ from .errors import (BackendError, BatchvizError, GraphFinishedError, GraphMisma
 from .execute import last_run_stats
 from .expression import Expression
 from .model import LookupParameters, Model, Parameters
+from .graph import graph_scope
 from .runtime import Graph, current_graph, new_graph
 from .ops.api import *  # noqa: F401,F403
 from .ops.api import __all__ as _op_names
-from .schedule import PendingView, Strategy, register_strategy, validate_schedule
+from .schedule import (AgendaStrategy, PendingView, Rule, Strategy, register_strategy,
+                       validate_schedule)
 
 renew_cg = new_graph  # DyNet's name
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Model", "Parameters", "LookupParameters", "Graph", "new_graph", "renew_cg",
-    "current_graph", "Expression", "Strategy", "PendingView", "register_strategy",
+    "Model", "Parameters", "LookupParameters", "Graph", "new_graph", "renew_cg", "graph_scope",
+    "current_graph", "Expression", "Strategy", "AgendaStrategy", "Rule", "PendingView",
+    "register_strategy",
     "validate_schedule", "set_backend", "get_backend", "set_dtype", "get_dtype",
     "last_run_stats", "BatchvizError", "ShapeError", "GraphFinishedError",
     "GraphMismatchError", "BackendError", "ScheduleError",

@@ -36,6 +36,11 @@ class ParameterBase:
         return g.expression_type(g, g.parameter_node(self))
 
     # values ----------------------------------------------------------------------------
+    @property
+    def array(self):
+        """The values as the backend's array, not a copy: what kernels read."""
+        return self._array
+
     def value(self) -> np.ndarray:
         """A NumPy copy of the current values."""
         return np.array(backend.to_numpy(self._array), copy=True)

@@ -3,22 +3,31 @@
 :class:`~batchviz.graph.LazyGraph` records the nodes. This class adds what running them
 needs: the strategy, the memory, and lazy evaluation (§3.1). ``expr.value()`` runs the
 nodes added since the last run ("further calls will lazily evaluate the delta"); every
-run is the paper's pipeline, one module per step::
+run is the paper's pipeline, one package per step::
 
-    PendingView(graph)          the nodes to run              batchviz.schedule
-    strategy.schedule(view)     -> batches                    batchviz.schedule
-    plan(graph, batches, ...)   -> Plan: where outputs live,  batchviz.plan
-                                   how each argument is read
-    execute_forward(plan, ...)  one kernel per batch          batchviz.execute
+    view = PendingView(graph)               the nodes to run           batchviz.schedule
+    batches = schedule(strategy, view)      which run together, when   batchviz.schedule
+    plan(graph, batches, layout, start)     where outputs live, how    batchviz.plan
+                                            each argument is read
+    execute_forward(graph, plan, ...)       one kernel per batch       batchviz.execute
 
-and ``loss.backward()`` walks the same plans in reverse (:func:`execute_backward`).
+and ``loss.backward()`` walks the plans of every run in reverse (:func:`execute_backward`).
 """
 from __future__ import annotations
 
-from .execute.executor import run_backward, run_forward
+import time
+
+import numpy as np
+
+from . import backend
+from .backend import state
+from .execute import Arenas, execute_backward, execute_forward
+from .execute.stats import PassStats, RunStats, set_last
 from .expression import Expression
 from .graph import LazyGraph, current_graph, open_graph
-from .schedule import resolve_strategy
+from .plan import Layout, plan
+from .schedule import PendingView, resolve_strategy, schedule
+from .signature import size_of
 
 
 class Graph(LazyGraph):
@@ -29,6 +38,9 @@ class Graph(LazyGraph):
     registered name, or any :class:`~batchviz.Strategy` object.
     ``record_source=True`` remembers the user's source line of every node (for traces; it
     costs time at construction, so it is off by default).
+
+    What its runs leave: ``plans`` (one :class:`~batchviz.plan.Plan` per forward run),
+    ``layout`` (where every computed node lives), ``last_stats`` (the latest run's counts).
     """
 
     expression_type = Expression
@@ -36,40 +48,73 @@ class Graph(LazyGraph):
     def __init__(self, strategy="agenda", record_source: bool = False):
         self.strategy = resolve_strategy(strategy)
         super().__init__(record_source)
-        # --- execution state ---
-        self.n_evaluated = 0
-        self.memory = None        # created by the executor on the first run
+        self.n_evaluated = 0      # nodes before this one have run
+        self.layout = Layout()
+        self.arenas = Arenas()
+        self.plans: list = []
+        self.batch_runs: list = []  # per batch of every plan: what its backward run needs
         self.last_stats = None
 
     def forward(self) -> None:
         """Run every node added since the last run, batched by the graph's strategy."""
         self.check_alive()
-        if self.n_evaluated < len(self.ops):
-            run_forward(self)
+        if self.n_evaluated == len(self.ops):
+            return
+        h2d, d2h, t0 = state.host_to_device, state.device_to_host, time.perf_counter()
+        view = PendingView(self)
+        batches = schedule(self.strategy, view)
+        t1 = time.perf_counter()
+        run = plan(self, batches, self.layout, self.n_evaluated)
+        t2 = time.perf_counter()
+        self.batch_runs += execute_forward(self, run, self.arenas, state.xp)
+        self.plans.append(run)
+        self.n_evaluated = len(self.ops)
+        copies, avoided, elements = run.copy_counts()
+        stats = PassStats(nodes=len(view.nodes), batches=len(run.batches), copies=copies,
+                          copies_avoided=avoided, bytes_copied=elements * state.dtype.itemsize,
+                          schedule_seconds=t1 - t0, plan_seconds=t2 - t1,
+                          seconds=time.perf_counter() - t0,
+                          host_to_device=state.host_to_device - h2d,
+                          device_to_host=state.device_to_host - d2h)
+        self.last_stats = RunStats(self.strategy.name, forward=stats)
+        set_last(self.last_stats)
 
     def backward(self, node: int) -> None:
         """Accumulate d(node)/d(parameter) into every parameter's ``grad``."""
         self.forward()
-        run_backward(self, node)
+        h2d, d2h, t0 = state.host_to_device, state.device_to_host, time.perf_counter()
+        batches, scatters = execute_backward(self, node, state.xp)
+        stats = PassStats(nodes=len(self.ops), batches=batches, copies=scatters,
+                          seconds=time.perf_counter() - t0,
+                          host_to_device=state.host_to_device - h2d,
+                          device_to_host=state.device_to_host - d2h)
+        if self.last_stats is None:
+            self.last_stats = RunStats(self.strategy.name)
+        self.last_stats.backward = stats
+        set_last(self.last_stats)
 
-    def value_of(self, node: int):
-        """The node's value, as a NumPy array of its own (runs what is pending first)."""
-        import numpy as np
-        from .backend import to_numpy
+    def value_of(self, node: int, block: int = 0) -> np.ndarray:
+        """The node's value (with ``block``: that block of what it keeps, see
+        ``Op.storage_blocks``) as a NumPy array of its own; runs what is pending first."""
         self.check_alive()
         self.forward()
-        return np.array(to_numpy(self.memory.value(node)), copy=True)
+        arena, offset = self.layout.where(node, block)
+        if arena is None:
+            values = self.param_of_node[node].array
+        else:
+            values = self.arenas[arena][offset:offset + size_of(self.shapes[node])]
+        return np.array(backend.to_numpy(values), copy=True).reshape(self.shapes[node])
 
     def finish(self, because: str = "by graph.finish()") -> None:
         """End the graph: its expressions can no longer be used, and its memory is freed."""
         super().finish(because)
-        if self.memory is not None:
-            self.memory.release()
-        self.memory = None
+        self.arenas.release()
+        self.batch_runs = []
 
     def __repr__(self) -> str:
-        state = "finished" if self.finished else f"{self.n_evaluated}/{len(self.ops)} evaluated"
-        return f"<bv.Graph #{self.number} strategy={self.strategy.name!r} nodes={len(self.ops)} {state}>"
+        state_ = "finished" if self.finished else f"{self.n_evaluated}/{len(self.ops)} evaluated"
+        return (f"<bv.Graph #{self.number} strategy={self.strategy.name!r} "
+                f"nodes={len(self.ops)} {state_}>")
 
 
 def new_graph(strategy="agenda", record_source: bool = False) -> Graph:

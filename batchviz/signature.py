@@ -103,3 +103,18 @@ def shape_text(shape: tuple) -> str:
     if len(shape) == 1:
         return f"{shape[0]}x1"
     return "x".join(str(d) for d in shape)
+
+
+_SIZES: dict[tuple, int] = {}
+
+
+def size_of(shape: tuple) -> int:
+    """The number of elements of a node of ``shape`` (remembered per shape: the layout asks
+    for every node of every run)."""
+    size = _SIZES.get(shape)
+    if size is None:
+        size = 1
+        for d in shape:
+            size *= d
+        _SIZES[shape] = size
+    return size

@@ -1,4 +1,4 @@
-"""Where a training step's host time goes: the executor's parts and each op's kernels.
+"""Where a training step's host time goes: the plan's and executor's parts and each op's kernels.
 
 On a GPU, kernels run asynchronously and the device waits for the host, which builds the
 graph, schedules it and then, batch by batch, reads each batch's arguments, launches its
@@ -20,8 +20,9 @@ from collections import Counter, defaultdict
 from contextlib import contextmanager
 
 import batchviz as bv
-from batchviz.execute import executor
+from batchviz.execute import backward, forward
 from batchviz.nn import SGDTrainer
+from batchviz.plan import planner
 from batchviz.ops.base import REGISTRY
 
 from . import synthetic
@@ -29,9 +30,12 @@ from .common import format_table, machine_info
 from .harness import time_step
 from .taggers import ManualTagger, Tagger
 
-#: the executor's own steps, timed as a whole (the op kernels inside them are timed apart)
-EXECUTOR_PARTS = ("_lay_out", "_read_positions", "_read_together", "_accumulate",
-                  "_add_weight_gradient")
+#: the plan's and the executor's own steps, timed as a whole (the op kernels inside them are
+#: timed apart): (module, function, label)
+EXECUTOR_PARTS = ((planner, "place_batches", "plan layout"), (planner, "plan_batch", "plan batch"),
+                  (forward, "read_block", "executor read"),
+                  (backward, "add_gradient", "executor add gradient"),
+                  (backward, "_add_weight_gradient", "executor weight gradients"))
 #: the op methods that run a batch's kernels
 KERNEL_METHODS = ("forward", "backward", "forward_segments", "backward_segments",
                   "forward_together", "backward_together")
@@ -59,8 +63,8 @@ def timing_wrappers(seconds: dict, calls: Counter):
         patched.append((owner, attr, original))
 
     try:
-        for name in EXECUTOR_PARTS:
-            wrap(executor, name, f"executor {name.lstrip('_')}")
+        for module, name, label in EXECUTOR_PARTS:
+            wrap(module, name, label)
         for cls in {type(op) for op in REGISTRY.values()}:
             for method in KERNEL_METHODS:
                 if method in cls.__dict__:

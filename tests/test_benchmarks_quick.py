@@ -217,10 +217,10 @@ def test_hosttime_benchmark_times_the_executor_and_the_kernels(tmp_path, capsys)
     """``python -m benchmarks hosttime --quick``: the host time of each executor part and
     op kernel, for the naive and the manual code; the parts do not overlap (so they add
     up to less than the step), and the timing wrappers are gone afterwards."""
-    from batchviz.execute import executor
+    from batchviz.execute import forward
     from batchviz.ops.lstm_steps import LSTMStep
 
-    originals = (executor._read_positions, LSTMStep.__dict__["forward"])
+    originals = (forward.read_block, LSTMStep.__dict__["forward"])
     path = tmp_path / "hosttime.json"
     assert main(["hosttime", "--quick", "--json", str(path)]) == 0
     assert "synthetic task, manual+agenda" in capsys.readouterr().out
@@ -230,7 +230,7 @@ def test_hosttime_benchmark_times_the_executor_and_the_kernels(tmp_path, capsys)
         parts = entry["parts"]
         assert parts["lstm_step forward"]["calls"] > 0
         assert parts["lstm_step backward"]["calls"] == parts["lstm_step forward"]["calls"]
-        assert parts["executor read_positions"]["calls"] > 0
+        assert parts["executor read"]["calls"] > 0
         assert 0 < sum(p["ms"] for p in parts.values()) < entry["step_ms"]
-    assert results["agenda"]["parts"]["executor lay_out"]["calls"] == 1
-    assert (executor._read_positions, LSTMStep.__dict__["forward"]) == originals
+    assert results["agenda"]["parts"]["plan layout"]["calls"] == 1
+    assert (forward.read_block, LSTMStep.__dict__["forward"]) == originals

@@ -148,15 +148,15 @@ def test_tiny_and_empty_graphs():
 def test_explain_changes_no_result():
     g, loss, model = figure1("agenda")
     before = bv.explain(loss).to_dict()
-    assert g.n_evaluated == 0 and g.memory is None
+    assert g.n_evaluated == 0 and not g.plans
     value = loss.value()
     loss.backward()
-    stats, records = bv.last_run_stats(), list(g.memory.records)
+    stats, records = bv.last_run_stats(), list(g.layout.batches)
     after = bv.explain(loss).to_dict()
     for d in (before, after):
         d.pop("explain_seconds")
     assert after == before
-    assert bv.last_run_stats() is stats and g.memory.records == records
+    assert bv.last_run_stats() is stats and g.layout.batches == records
     # the same graph without any explain: bit-identical value and gradients
     _, plain_loss, plain_model = figure1("agenda")
     assert plain_loss.value() == value

@@ -151,7 +151,7 @@ def test_one_gather_op_with_the_default_kernels(strategy, float64):
             loss = bv.esum(terms)
             value = loss.value()
             if strat == strategy:
-                assert any(r.together and len(r.nodes) > 1 for r in g.memory.records
+                assert any(r.together and len(r.nodes) > 1 for r in g.layout.batches
                            if r.op is op) or strat == "none"
             loss.backward()
         return value

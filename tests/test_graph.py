@@ -34,7 +34,7 @@ def test_issue_example_runs_and_gradients_land_on_parameters():
 def test_lazy_until_value():
     with bv.Graph() as g:
         x = bv.tanh(bv.input(np.ones(3)))
-        assert g.n_evaluated == 0 and g.memory is None
+        assert g.n_evaluated == 0 and not g.plans
         assert x.shape == (3,)
         np.testing.assert_allclose(x.value(), np.tanh(np.ones(3)), rtol=1e-6)
         assert g.n_evaluated == len(g)
@@ -178,7 +178,7 @@ def test_last_run_stats_count_the_run_and_read_as_a_sentence():
         forward = d["forward"]
         assert d["strategy"] == "agenda"
         assert forward["nodes"] == len(g.ops) - 1                   # all but W's node
-        assert forward["batches"] == len(g.memory.records)
+        assert forward["batches"] == len(g.layout.batches)
         assert forward["kernels"] == forward["batches"] + forward["copies"]
         assert d["backward"]["batches"] > 0
         line = str(stats)
@@ -266,7 +266,7 @@ def test_ops_dynet_leaves_unbatched_are_batched_here():
                  + bv.sum_elems(x) for k, x in enumerate(xs)]
         bv.esum(terms).value()
         batches = {}
-        for r in g.memory.records:
+        for r in g.layout.batches:
             batches.setdefault(g.ops[r.nodes[0]].name, []).append(len(r.nodes))
     expected = {"pick": [12], "log_softmax": [6], "dot_product": [6], "sum_elems": [6]}
     for name, sizes in expected.items():
@@ -297,7 +297,7 @@ def test_unbatchable_ops_get_a_signature_of_their_own():
         ys = [build(op, (bv.input(np.ones(2) * k),)) for k in range(4)]
         assert len({g.sigs[y.node] for y in ys}) == 4
         np.testing.assert_allclose(bv.esum(ys).value(), [6.0, 6.0])
-        assert sum(1 for r in g.memory.records if r.op is op) == 4
+        assert sum(1 for r in g.layout.batches if r.op is op) == 4
 
 
 def test_a_signature_records_how_many_arguments_its_nodes_have():
@@ -376,7 +376,7 @@ def test_sums_of_any_number_of_terms_run_as_one_batch(float64):
             loss = bv.esum([s * (i + 1.0) for i, s in enumerate(sums)])
             value = loss.value()
             loss.backward()
-            esums = [r for r in g.memory.records if r.op.name == "esum" and len(r.nodes) > 1]
+            esums = [r for r in g.layout.batches if r.op.name == "esum" and len(r.nodes) > 1]
         return value, W.grad.copy(), esums
 
     value, grad, _ = run("none")

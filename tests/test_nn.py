@@ -108,7 +108,7 @@ def test_lstm_unit_fast_path_builds_the_same_nodes(float64):
         np.testing.assert_allclose(bv.lstm_step_cell(s2).value(), c2.value(), rtol=1e-14)
         assert g.sigtab[g.sigs[s2.node]].blocks == 6
         g.forward()
-        kept = np.concatenate([to_numpy(g.memory.flat_value(g, s2.node, k)) for k in range(6)])
+        kept = np.concatenate([g.value_of(s2.node, k).reshape(-1) for k in range(6)])
         np.testing.assert_allclose(kept, np.concatenate([s2.value(), c2.value(), gates2.value()]),
                                    rtol=1e-14)
         assert bv.lstm_step_cell(c) is c
@@ -522,7 +522,7 @@ def test_lstm_signatures_batch_across_instances():
         assert len(names) == 2 and all("#" in name for name in names)
         assert names[0].endswith("-4x1") and names[1].endswith("-cell")
         forward = g.last_stats.forward
-        records = g.memory.records
+        records = g.layout.batches
     # 6 x 5 steps, one node each = 30 nodes in 5 batches (plus inputs, zeros, sums)
     per_op = {}
     for rec in records:
@@ -613,8 +613,8 @@ def test_lstm_steps_read_cells_across_runs(strategy, float64):
             loss = bv.sum_elems(bv.esum([bv.cmult(h, h) for h in hs]))
             value = loss.value()
             loss.backward()
-            kinds = {src[0] for rec in g.memory.records if rec.op.name == "lstm_step"
-                     for src in rec.sources}
+            kinds = {type(read).__name__ for rec in g.layout.batches
+                     if rec.op.name == "lstm_step" for read in rec.reads}
         return value, [p.grad for p in model.parameters()], kinds
 
     def one_run():
@@ -638,7 +638,7 @@ def test_lstm_steps_read_cells_across_runs(strategy, float64):
     for g, w in zip(grads, want_grads):
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-14)
     if strategy != "none":
-        assert "stack" in kinds   # the two runs' cells, read as prefixes, side by side
+        assert "CopyFromArenas" in kinds   # the two runs' cells, read side by side
 
 
 def build_two_of_each(model):

@@ -1,10 +1,11 @@
-"""The NumPy forms of the schedules and of ``bv.explain``'s analyses give exactly what plain
-Python loops give: the agenda and the lookahead a batch at a time (``schedule_batches``)
-against their loops node by node, the lookahead's levels against a loop over users, the
-depth schedule against a dictionary of groups, the priorities and
-dependencies, the lower bound, the flop count and the copies against straightforward
-loops - on random graphs (hypothesis), on the tutorial graphs, and on views that start
-after a partial ``value()``."""
+"""The vectorized twins give exactly what the readable algorithms and plain Python loops
+give: the agenda and the lookahead a batch at a time (:mod:`batchviz.schedule.vectorized`)
+against the readable agenda loop (:func:`~batchviz.schedule.run_agenda`) and an oracle, the
+lookahead's levels against a loop over users, depth batching's sort against a dictionary
+of groups, the priorities and dependencies, and ``bv.explain``'s lower bound and flop
+count; and the plan's copy counts against the layout rule in plain loops - on random
+graphs (hypothesis), on the tutorial graphs, and on views that start after a partial
+``value()``."""
 import heapq
 
 import numpy as np
@@ -13,16 +14,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import batchviz as bv
-from batchviz.execute.memory import COPY, STACK, STRIDED, VIEW, gather_kind, size_of
 from batchviz.explain.arrays import graph_arrays
 from batchviz.explain.bound import chain_bounds
-from batchviz.explain.copies import CopyCounts, count_copies
 from batchviz.explain.flops import total_flops
 from batchviz.schedule import (AgendaBatching, DepthBatching, FlatSchedule, NoBatching,
-                               PendingView, Strategy, average_depths, flat_schedule)
-from batchviz.schedule.agenda import _same_or_minus_one
-from batchviz.schedule.base import stable_argsort
+                               PendingView, Strategy, average_depths, flat_schedule, run_agenda)
+from batchviz.schedule.arrays import stable_argsort
 from batchviz.schedule.lookahead import LookaheadBatching, SignatureLevels
+from batchviz.schedule.vectorized import _same_or_minus_one, agenda_batches, depth_batches
+from batchviz.signature import size_of
+from batchviz.trace.record import snapshot_plan
 
 from models import (Params, load_tutorial_graphs, lstm_models_loss, random_dag_losses,
                     random_tree, rnn_loss, tree_encode)
@@ -159,55 +160,59 @@ def reference_levels(view) -> tuple:
     return chain, {i: chain[sig[i]] - own[i] + 1 for i in view.nodes}
 
 
-def reference_copies(graph, batches) -> CopyCounts:
-    """The executor's rule (``gather_kind``) per batch and argument position, in a loop."""
+def reference_copies(graph, batches) -> tuple:
+    """``(copies, views, elements copied)`` of ``batches`` by the layout rule, in plain
+    loops: outputs batch after batch, each batch's values back to back (then its further
+    blocks, lstm_step); an argument position is read in place when its nodes lie back to
+    back, or evenly spaced further apart for a kernel with a batch axis or for scalars, and
+    copied otherwise (also when a parameter is among them)."""
     shapes, args, params = graph.shapes, graph.args, graph.param_of_node
     address, stride, next_free = {}, {}, 0
     for batch in batches:
         values = sum(size_of(shapes[i]) for i in batch)
         blocks = graph.sigtab[graph.sigs[batch[0]]].blocks
-        for i in batch:  # the values back to back, then the batch's further blocks (lstm_step)
+        for i in batch:
             address[i] = next_free
             stride[i] = values
             next_free += size_of(shapes[i])
         next_free += (blocks - 1) * values
-    counts = CopyCounts(0, 0, 0)
 
     def location(a, block=0):
-        return address.get(a, -1) + block * stride.get(a, 0) if a not in params else -1
+        return -1 if a in params else address[a] + block * stride[a]
 
+    def in_place(locs, sizes, batch_axis):
+        if min(locs) < 0:
+            return False
+        if not isinstance(sizes, int):
+            return all(b == a + n for a, b, n in zip(locs, locs[1:], sizes))
+        step = locs[1] - locs[0] if len(locs) > 1 else sizes
+        evenly = all(b - a == step for a, b in zip(locs, locs[1:]))
+        return evenly and (step == sizes or (step > sizes and (batch_axis or sizes == 1)))
+
+    copies = views = elements = 0
     for batch in batches:
         info = graph.sigtab[graph.sigs[batch[0]]]
         values = [size_of(shapes[i]) for i in batch]
         if info.op.one_gather and values.count(values[0]) == len(values):
-            # every argument of every node, node after node, in one read
-            nodes = [a for i in batch for a in args[i]]
-            kind = gather_kind([location(a) for a in nodes], values[0], lambda loc: 0)
-            copied = values[0] * len(nodes)
-            counts += CopyCounts(0, 1, 0) if kind in (VIEW, STRIDED) else CopyCounts(1, 0, copied)
-            continue
-        for j in range(len(args[batch[0]])):
-            if j in info.shared:
-                continue
-            nodes = [args[i][j] for i in batch]
-            block = info.reads.get(j, 0)  # the block of what the arguments keep that is read
-            locs = [location(a, block) for a in nodes]
-            if info.op.elementwise:  # the batch's output sizes: one int when all equal
-                sizes = [size_of(shapes[i]) for i in batch]
-                same = sizes[0] if sizes.count(sizes[0]) == len(sizes) else sizes
-                kind = gather_kind(locs, same, lambda loc: 0)
-            else:  # one size: the argument's
-                sizes = size_of(shapes[nodes[0]])
-                kind = gather_kind(locs, sizes, lambda loc: 0, batch_axis=True)
-                sizes = [sizes] * len(batch)
-            if kind in (VIEW, STRIDED):
-                counts += CopyCounts(0, 1, 0)
-            elif kind == STACK:
-                counts += CopyCounts(1, 0, sum(sizes))
+            positions = [([a for i in batch for a in args[i]], values[0], False, 0)]
+        else:
+            positions = []
+            for j in range(len(args[batch[0]])):
+                if j in info.shared:
+                    continue
+                nodes = [args[i][j] for i in batch]
+                if info.op.elementwise:  # the batch's output sizes: one int when all equal
+                    sizes = values[0] if values.count(values[0]) == len(values) else values
+                    positions.append((nodes, sizes, False, info.reads.get(j, 0)))
+                else:
+                    positions.append((nodes, size_of(shapes[nodes[0]]), True, info.reads.get(j, 0)))
+        for nodes, sizes, batch_axis, block in positions:
+            if in_place([location(a, block) for a in nodes], sizes, batch_axis):
+                views += 1
             else:
-                assert kind == COPY
-                counts += CopyCounts(1, 0, sum(sizes))
-    return counts
+                copies += 1
+                elements += len(nodes) * sizes if isinstance(sizes, int) else sum(sizes)
+    return copies, views, elements
 
 
 def reference_flops(graph) -> float:
@@ -237,11 +242,19 @@ class Deepest(AgendaBatching):
 
 # --- the agenda ---------------------------------------------------------------------------
 
+def readable(strategy, view) -> list:
+    return run_agenda(view, strategy.rule(view))
+
+
+def vectorized(strategy, view) -> list:
+    return agenda_batches(view, strategy.ranks(view), strategy.vectorized_choice(view)).batches()
+
+
 def check_agenda(view):
     for strategy in (AgendaBatching(), Deepest()):
         expected = reference_agenda(view, strategy.priority(view))
-        assert strategy.schedule_nodes(view) == expected
-        assert strategy.schedule_batches(view).batches() == expected
+        assert readable(strategy, view) == expected
+        assert vectorized(strategy, view) == expected
         assert strategy.schedule(view) == expected
 
 
@@ -250,8 +263,8 @@ def check_agenda(view):
 def check_lookahead(view):
     levels = SignatureLevels(view)
     assert (levels.chain, levels.latest) == reference_levels(view)
-    expected = LookaheadBatching().schedule_nodes(view)
-    assert LookaheadBatching().schedule_batches(view).batches() == expected
+    expected = readable(LookaheadBatching(), view)
+    assert vectorized(LookaheadBatching(), view) == expected
     assert LookaheadBatching().schedule(view) == expected
 
 
@@ -274,7 +287,7 @@ def test_a_batch_at_a_time_on_tutorial_graphs(strategy, name):
 def test_large_batches_are_scheduled_a_batch_at_a_time():
     wide = PendingView(G.tree_lstm(n_trees=64)[0])  # ~140 nodes per batch
     assert AgendaBatching().large_batches(wide)
-    assert AgendaBatching().schedule(wide) == AgendaBatching().schedule_nodes(wide)
+    assert AgendaBatching().schedule(wide) == readable(AgendaBatching(), wide)
     model = bv.Model(seed=0)
     W, b = model.add_parameters((3, 3)), model.add_parameters(3)
     with bv.Graph() as long_rnn:  # one sequence: a batch per node
@@ -294,7 +307,8 @@ def test_empty_view():
     for strategy in (NoBatching(), DepthBatching(), AgendaBatching()):
         assert strategy.schedule(view) == []
         assert len(strategy.schedule_flat(view)) == 0
-    assert AgendaBatching().schedule_batches(view).batches() == []
+    assert vectorized(AgendaBatching(), view) == []
+    assert depth_batches(view).batches() == []
     assert average_depths(view) == {}
 
 
@@ -348,8 +362,8 @@ def test_a_parameter_first_used_after_a_run_is_not_pending():
             view.SMALL = small
             assert view.nodes == expected
         assert PendingView(graph).arrays().nodes.tolist() == expected
-        assert AgendaBatching().schedule_batches(PendingView(graph)).batches() == \
-            AgendaBatching().schedule_nodes(PendingView(graph))
+        assert vectorized(AgendaBatching(), PendingView(graph)) == \
+            readable(AgendaBatching(), PendingView(graph))
 
 
 def test_stable_argsort_equals_numpys_on_narrow_and_wide_keys():
@@ -403,10 +417,10 @@ def test_flat_schedule_follows_an_overridden_schedule():
 def check_analyses(graph):
     a = graph_arrays(graph)
     view = PendingView(graph, start=0)
-    for strategy in (NoBatching(), DepthBatching(), AgendaBatching()):
+    for strategy in (NoBatching(), DepthBatching(), AgendaBatching(), LookaheadBatching()):
         batches = strategy.schedule(view)
-        assert count_copies(a, flat_schedule(strategy, view)) == reference_copies(graph, batches)
-        assert count_copies(a, batches) == reference_copies(graph, batches)
+        assert flat_schedule(strategy, view).batches() == batches
+        assert snapshot_plan(graph, batches).copy_counts() == reference_copies(graph, batches)
     assert total_flops(graph, a) == reference_flops(graph)
     assert chain_bounds(a) == reference_chain_bounds(graph)
 

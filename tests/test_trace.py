@@ -11,9 +11,11 @@ from hypothesis import strategies as st
 
 import batchviz as bv
 from batchviz.errors import ScheduleError
-from batchviz.examples import figure1, graph_scope
+from batchviz.examples import figure1
+from batchviz.graph import graph_scope
 from batchviz.schedule import DepthBatching, PendingView, average_depths, resolve_strategy
 from batchviz.trace import Step, Trace
+from batchviz.trace.record import snapshot_plan
 
 from conftest import STRATEGIES
 from models import Params, lstm_models_loss, random_dag_losses, random_tree, rnn_loss, tree_encode
@@ -78,11 +80,14 @@ def test_agenda_states_replay_the_paper_rule():
         for i in ready:
             sizes[g.sigs[i]] = sizes.get(g.sigs[i], 0) + 1
         assert {grp.signature: grp.size for grp in step.agenda} == sizes
-        assert all(grp.priority == avg[grp.signature] for grp in step.agenda)
-        assert [grp.priority for grp in step.agenda] == sorted(grp.priority for grp in step.agenda)
+        assert t.key_names == ("average depth", "cost")
+        assert all(grp.key == (avg[grp.signature],
+                               "cheap" if g.sigtab[grp.signature].cheap else "heavy")
+                   for grp in step.agenda)
+        assert [grp.key[0] for grp in step.agenda] == sorted(grp.key[0] for grp in step.agenda)
         # the agenda strategy runs *all* agenda nodes of the chosen signature
         assert sorted(step.batch) == sorted(i for i in ready if g.sigs[i] == step.signature)
-        chosen = min(step.agenda, key=lambda grp: (grp.priority, not g.sigtab[grp.signature].cheap,
+        chosen = min(step.agenda, key=lambda grp: (grp.key[0], not g.sigtab[grp.signature].cheap,
                                                    grp.signature))
         assert chosen.signature == step.signature
         assert step.signature_name == g.signature_name(step.signature)
@@ -143,22 +148,28 @@ def test_a_broken_user_strategy_is_refused():
 # --- the copies: exactly what the executor does -----------------------------------------
 
 
-def executor_view(build, strategy):
-    """(batches, per-batch argument kinds, forward stats) of a real run from scratch."""
-    g, loss = build(strategy)
-    loss.value()
-    as_traced = {"stack": "copy", "strided": "view (strided)"}
-    kinds = [[as_traced.get(src[0], src[0]) for src in rec.sources] for rec in g.memory.records]
-    return [list(rec.nodes) for rec in g.memory.records], kinds, g.last_stats.forward
+def canonical(read) -> tuple:
+    """A plan's read as plain values (its index arrays as lists), to compare reads."""
+    return (type(read).__name__,) + tuple(
+        v.tolist() if isinstance(v, np.ndarray) else canonical(v) if isinstance(v, tuple) else v
+        for v in read)
 
 
 def assert_trace_matches_executor(build, strategy):
+    """The trace's batches, reads and copy counts are the very plan that the executor ran
+    on a run of the same graph from scratch."""
     g, loss = build(strategy)
     t = bv.trace(loss, strategy)
-    batches, kinds, stats = executor_view(build, strategy)
-    assert t.batches == batches
-    assert [[a.kind + (" (strided)" if a.detail.startswith("strided") else "")
-              for a in s.arguments] for s in t.steps] == kinds
+    g2, loss2 = build(strategy)
+    loss2.value()
+    executed = g2.layout.batches  # every batch the executor ran, with its reads
+    stats = g2.last_stats.forward
+    assert t.batches == [list(b.nodes) for b in executed]
+    assert [[a.read for a in s.arguments] for s in t.steps] == \
+        [[type(r).__name__ for r in b.reads] for b in executed]
+    traced = snapshot_plan(g, t.batches).batches
+    assert [[canonical(r) for r in b.reads] for b in traced] == \
+        [[canonical(r) for r in b.reads] for b in executed]
     assert t.copies == stats.copies
     assert t.copies_avoided == stats.copies_avoided
     assert t.bytes_copied == stats.bytes_copied
@@ -234,8 +245,9 @@ def test_a_sum_reads_all_its_arguments_with_one_read():
         assert [(a.position, a.positions) for a in step.arguments] == [(0, 3)]
         reads[strategy] = step.arguments[0]
         loss.value()
-        record = next(r for r in g.memory.records if r.op.name == "esum")
-        assert record.together and len(record.sources) == 1 and record.ins[0].shape == (1, 3, 1)
+        record = next(r for r in g.layout.batches if r.op.name == "esum")
+        assert record.together and len(record.reads) == 1
+        assert g.batch_runs[record.index].ins[0].shape == (1, 3, 1)
         again = Trace.from_dict(json.loads(json.dumps(t.to_dict())))
         assert again.steps[t.steps.index(step)].arguments == step.arguments
     assert (reads["agenda"].kind, reads["depth"].kind) == ("view", "copy")
@@ -248,16 +260,16 @@ def test_a_sum_reads_all_its_arguments_with_one_read():
 def test_tracing_changes_no_result():
     g, loss, model = figure1("agenda")
     before_run = bv.trace(loss)
-    assert g.n_evaluated == 0 and g.memory is None
+    assert g.n_evaluated == 0 and not g.plans
     value = loss.value()
     loss.backward()
     grads = {p.name: p.grad.copy() for p in model.parameters()}
-    records = list(g.memory.records)
+    records = list(g.layout.batches)
     stats = bv.last_run_stats()
     after_run = bv.trace(loss)
     assert after_run == before_run
     assert loss.value() == value
-    assert g.memory.records == records and bv.last_run_stats() is stats
+    assert g.layout.batches == records and bv.last_run_stats() is stats
     for p in model.parameters():
         np.testing.assert_array_equal(p.grad, grads[p.name])
 
@@ -306,7 +318,7 @@ def test_json_round_trip(tmp_path):
     g, loss = build_mixed(3)
     t = bv.trace(loss)
     text = t.to_json()
-    assert json.loads(text)["format"] == 1
+    assert json.loads(text)["format"] == 2
     again = Trace.from_json(text)
     assert again == t
     assert again.batches == t.batches and again.copies == t.copies

@@ -239,15 +239,40 @@ def test_user_written_strategy(fig1):
     assert [r["why"] for r in table if r["chosen"]] == ["chosen by biggest-first"]
     assert {r["why"] for r in table if not r["chosen"]} == {"not chosen by biggest-first"}
     assert batch_keys(s.graph_view.value) == {f"n{i}" for i in t.batches[0]}
-    # a subclass of a built-in strategy that changes its rule is not explained by that rule
+    # a subclass of a built-in strategy that changes its priority is shown with its own
+    # priority: the strategy records the keys it chose by, nothing re-derives them
     class Deepest(AgendaBatching):
-        name = "agenda"
+        name = "deepest"
 
         def priority(self, view):
             return {s: (-p[0],) + p[1:] for s, p in super().priority(view).items()}
 
-    rows_ = bv.Stepper(loss, Deepest(), step=11).agenda_rows()
-    assert any(r["why"] == "not chosen by agenda" for r in rows_)
+    deepest = bv.Stepper(loss, Deepest(), step=11)
+    rows_ = deepest.agenda_rows()
+    assert [r["key"][0] for r in rows_] == sorted(r["key"][0] for r in rows_)
+    assert rows_[0]["chosen"] and all(r["key"][0] <= 0 for r in rows_)
+    # a strategy written as a rule over the agenda shows its own key and words
+    class FewestFirst(bv.AgendaStrategy):
+        name = "fewest-first"
+
+        def rule(self, view):
+            return FewestOnTheAgenda()
+
+    class FewestOnTheAgenda(bv.Rule):
+        key_names = ("nodes on the agenda",)
+
+        def key(self, signature, agenda):
+            return (len(agenda.ready[signature]),)
+
+    fewest = bv.Stepper(loss, FewestFirst(), step=0)
+    assert fewest.trace.key_names == ("nodes on the agenda",)
+    rows_ = fewest.agenda_rows()
+    # step 0: 3 zeros and 3 target inputs tie; 9 input vectors wait
+    assert [r["key"] for r in rows_] == [(3,), (3,), (9,)]
+    assert rows_[0]["chosen"] and rows_[0]["why"] == "tie on every key broken by the lower signature id"
+    assert all(r["why"].startswith("waits: higher nodes on the agenda") for r in rows_[1:]
+               if r["key"] != rows_[0]["key"])
+    assert "nodes on the agenda</th>" in fewest.frames.panels.agenda_html(0)
 
 
 # --- pictures: fixed layout, drawn once -----------------------------------------------------

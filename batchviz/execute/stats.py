@@ -17,6 +17,7 @@ class PassStats:
     bytes_copied: int = 0
     seconds: float = 0.0
     schedule_seconds: float = 0.0
+    plan_seconds: float = 0.0
     host_to_device: int = 0    # index/data uploads (CuPy only; inputs and gather indices)
     device_to_host: int = 0    # must stay 0: nothing inside a pass reads values back
 

@@ -12,11 +12,10 @@ import time
 import numpy as np
 
 from ..backend import state
-from ..schedule import FlatSchedule, PendingView, flat_schedule, resolve_strategy
-from ..trace.record import graph_of, schedule_snapshot
+from ..schedule import FlatSchedule, PendingView, flat_schedule, resolve_strategy, schedule
+from ..trace.record import graph_of, snapshot_plan
 from .arrays import graph_arrays
 from .bound import chain_bounds
-from .copies import count_copies
 from .costmodel import cost_model
 from .diagnose import small_batch_reason, verdict
 from .flops import total_flops
@@ -51,18 +50,17 @@ def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
     results, per_sig, strips = {}, {}, {}
     top_sig = int(a.sig.max()) + 1 if a.n else 1
     for strategy in chosen:
-        schedule = _flat_snapshot(graph, strategy, view)
-        counts = count_copies(a, schedule)
-        kernels = len(schedule) + counts.copies
+        flat = _flat_snapshot(strategy, view)
+        copies, avoided, elements = snapshot_plan(graph, flat.batches()).copy_counts()
+        kernels = len(flat) + copies
         results[strategy.name] = StrategyResult(
-            name=strategy.name, batches=len(schedule), kernels=kernels, copies=counts.copies,
-            copies_avoided=counts.copies_avoided,
-            bytes_copied=counts.elements_copied * itemsize,
-            estimated_seconds=model.estimate(kernels, flops + counts.elements_copied),
-            above_lower_bound=len(schedule) - lower)
-        first_sigs = a.sig[schedule.order[schedule.starts()]]  # each batch's signature
+            name=strategy.name, batches=len(flat), kernels=kernels, copies=copies,
+            copies_avoided=avoided, bytes_copied=elements * itemsize,
+            estimated_seconds=model.estimate(kernels, flops + elements),
+            above_lower_bound=len(flat) - lower)
+        first_sigs = a.sig[flat.order[flat.starts()]]  # each batch's signature
         per_sig[strategy.name] = np.bincount(first_sigs, minlength=top_sig)
-        strips[strategy.name] = (schedule.sizes, first_sigs)
+        strips[strategy.name] = (flat.sizes, first_sigs)
 
     names = list(results)
     reference = "agenda" if "agenda" in results else min(results.values(), key=lambda r: r.kernels).name
@@ -123,10 +121,10 @@ def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
         _arrays=a, _graph=graph, _strips=strips)
 
 
-def _flat_snapshot(graph, strategy, view: PendingView) -> FlatSchedule:
-    """``strategy``'s schedule of every node of ``graph`` (``view``), in flat form. Built-in
-    strategies compute the flat form directly; other schedules are checked first, as
-    :func:`~batchviz.trace.record.schedule_snapshot` does."""
+def _flat_snapshot(strategy, view: PendingView) -> FlatSchedule:
+    """``strategy``'s schedule of every node of the graph (``view``), in flat form. Built-in
+    strategies compute the flat form directly; other schedules are checked first, as the
+    runtime checks them (:func:`~batchviz.schedule.schedule`)."""
     if getattr(strategy, "trusted", False):
         return flat_schedule(strategy, view)
-    return FlatSchedule.of(schedule_snapshot(graph, strategy, view)[1])
+    return FlatSchedule.of(schedule(strategy, view))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..execute.memory import size_of
+from ..signature import size_of
 from ..schedule import PendingView
 
 

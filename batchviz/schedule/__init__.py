@@ -4,11 +4,14 @@
 ...) or any :class:`Strategy` object. :func:`register_strategy` adds a name."""
 from __future__ import annotations
 
-from .agenda import AgendaBatching, average_depths
-from .base import (FlatSchedule, PendingArrays, PendingView, Schedule, Strategy, flat_schedule,
-                   validate_schedule)
+from .agenda import (Agenda, AgendaBatching, AgendaStrategy, LowestAverageDepth, average_depths,
+                     record_decisions, run_agenda)
+from .arrays import PendingArrays
+from .base import FlatSchedule, Schedule, Strategy, flat_schedule, schedule, validate_schedule
+from .decisions import Candidate, Decision, DecisionLog, Rule
 from .lookahead import LookaheadBatching
 from .simple import DepthBatching, NoBatching
+from .view import PendingView
 
 STRATEGIES: dict[str, type] = {}
 
@@ -42,6 +45,8 @@ def resolve_strategy(strategy) -> Strategy:
 
 
 __all__ = ["Strategy", "PendingView", "PendingArrays", "Schedule", "FlatSchedule",
-           "flat_schedule", "validate_schedule", "register_strategy",
+           "flat_schedule", "schedule", "validate_schedule", "register_strategy",
            "resolve_strategy", "STRATEGIES", "NoBatching", "DepthBatching", "AgendaBatching",
-           "average_depths"]
+           "average_depths", "LookaheadBatching", "AgendaStrategy", "Agenda", "Rule",
+           "LowestAverageDepth", "Candidate", "Decision", "DecisionLog", "record_decisions",
+           "run_agenda"]

@@ -43,9 +43,10 @@ from functools import cached_property
 
 import numpy as np
 
-from .agenda import AgendaBatching, _Agenda
-from .base import PendingView, Schedule
+from .agenda import AgendaBatching
+from .base import PendingView
 from .chains import signature_chains
+from .decisions import Rule
 
 
 class SignatureLevels:
@@ -90,6 +91,41 @@ def batch_lower_bound(view: PendingView) -> int:
     return SignatureLevels(view).lower_bound()
 
 
+class SafeFirst(Rule):
+    """The lookahead's rule: the best *safe* signature on the agenda (lowest agenda
+    priority), else the best one. ``waiting[s][level]`` counts the nodes of ``s`` with that
+    latest level that still wait for arguments; ``runs[s]``: the batches ``s`` has had."""
+
+    key_names = ("safe", "average depth", "cost")
+
+    def __init__(self, levels: SignatureLevels, view, priority: dict):
+        self.priority, self.latest = priority, levels.latest
+        self.signature = view.signature
+        self.waiting: dict[int, dict] = {}
+        for i, count in zip(view.nodes, levels.n_pending_args):
+            if count:
+                per = self.waiting.setdefault(self.signature[i], {})
+                per[self.latest[i]] = per.get(self.latest[i], 0) + 1
+        self.runs = dict.fromkeys(priority, 0)
+
+    def safe(self, s: int) -> bool:
+        """No node of ``s`` due by its next batch (level ``runs[s] + 1``) still waits."""
+        due = self.runs[s] + 1
+        return not any(count for level, count in self.waiting.get(s, {}).items() if level <= due)
+
+    def choose(self, agenda) -> int:
+        return min(agenda.ready, key=lambda s: (not self.safe(s), self.priority[s]))
+
+    def key(self, signature, agenda) -> tuple:
+        average, heavy, _ = self.priority[signature]
+        return ("yes" if self.safe(signature) else "no", average, "heavy" if heavy else "cheap")
+
+    def ran(self, signature, batch, ready) -> None:
+        self.runs[signature] += 1
+        for u in ready:
+            self.waiting[self.signature[u]][self.latest[u]] -= 1
+
+
 class LookaheadBatching(AgendaBatching):
     """Agenda batching that runs a signature only when none of its due nodes is still
     waiting (see the module docstring); falls back to the paper's priority otherwise."""
@@ -97,81 +133,24 @@ class LookaheadBatching(AgendaBatching):
     name = "lookahead"
     trusted = True
 
-    def schedule_nodes(self, view: PendingView) -> Schedule:
-        """The rule, one node at a time: the reference implementation."""
-        sig = view.signature
-        levels = SignatureLevels(view)
-        latest = levels.latest
-        priority = self.priority(view)
-        users = view.users()
+    def rule(self, view) -> Rule:
+        return SafeFirst(SignatureLevels(view), view, self.priority(view))
 
-        # Per signature: how many of its nodes still wait for arguments, by latest level,
-        # and those levels in increasing order with a cursor past the exhausted ones.
-        unresolved: dict[int, int] = {}
-        ready: dict[int, list] = {}
-        waiting: dict[int, dict] = {}        # s -> {latest level: nodes still waiting}
-        for i, count in zip(view.nodes, levels.n_pending_args):
-            s = sig[i]
-            if count:
-                unresolved[i] = count
-                per = waiting.setdefault(s, {})
-                per[latest[i]] = per.get(latest[i], 0) + 1
-            else:
-                ready.setdefault(s, []).append(i)
-        due_levels = {s: sorted(per) for s, per in waiting.items()}
-        cursor = dict.fromkeys(due_levels, 0)
-        batches_run = dict.fromkeys(priority, 0)
-
-        def safe(s: int) -> bool:
-            """No node of ``s`` that is due by its next batch still waits for arguments."""
-            levels_s = due_levels.get(s)
-            if levels_s is None:
-                return True
-            per, k = waiting[s], cursor[s]
-            while k < len(levels_s) and per[levels_s[k]] == 0:
-                k += 1
-            cursor[s] = k
-            return k == len(levels_s) or levels_s[k] > batches_run[s] + 1
-
-        batches = []
-        while ready:
-            best_key, best = None, None
-            for s in ready:
-                key = (not safe(s), priority[s])
-                if best_key is None or key < best_key:
-                    best_key, best = key, s
-            batch = ready.pop(best)
-            batches.append(batch)
-            batches_run[best] += 1
-            for i in batch:
-                for u in users.get(i, ()):
-                    left = unresolved[u] - 1
-                    unresolved[u] = left
-                    if left == 0:
-                        su = sig[u]
-                        waiting[su][latest[u]] -= 1
-                        lst = ready.get(su)
-                        if lst is None:
-                            ready[su] = [u]
-                        else:
-                            lst.append(u)
-        return batches
-
-    def _choice(self, view: PendingView, rank: np.ndarray, unresolved: np.ndarray):
-        return _SafeFirst(SignatureLevels(view), view, rank, unresolved)
+    def vectorized_choice(self, view):
+        return _SafeFirst(SignatureLevels(view), view, self.ranks(view))
 
 
 class _SafeFirst:
-    """The lookahead's choice in :meth:`AgendaBatching.schedule_batches`: the best safe
+    """:class:`SafeFirst` in the form of :func:`~batchviz.schedule.vectorized.agenda_batches`: the best safe
     signature on the agenda, else the best one. ``waiting[r, level]`` counts the nodes of
     rank ``r`` with that latest level that still wait for arguments; ``runs[r]``: the
     batches rank ``r`` has had."""
 
-    def __init__(self, levels: SignatureLevels, view: PendingView, rank: np.ndarray,
-                 unresolved: np.ndarray):
+    def __init__(self, levels: SignatureLevels, view: PendingView, rank: np.ndarray):
         a = view.arrays()
         local = a.nodes - a.start
-        waits = local[unresolved[local] > 0]
+        waits = local[np.diff(a.edge_ptr)[local] > 0]  # nodes with a pending argument
+        rank = rank[a.sig]  # per node: its signature's rank
         self.rank, self.latest = rank, levels.latest_levels
         self.width = int(self.latest.max()) + 2   # levels 1..L, and the next one
         n_ranks = int(rank.max()) + 1
@@ -183,7 +162,7 @@ class _SafeFirst:
         """No node of rank ``r`` due by its next batch (level ``runs[r] + 1``) still waits."""
         return not self.waiting[r, :self.runs[r] + 2].any()
 
-    def pick(self, agenda: _Agenda) -> int:
+    def pick(self, agenda) -> int:
         for r in sorted(agenda.heap):
             if self.safe(r):
                 return r

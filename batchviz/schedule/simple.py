@@ -1,12 +1,50 @@
 """The two baselines: no batching, and batching by depth (TensorFlow Fold's strategy).
 
-Both are simple enough to compute for the whole graph at once with NumPy (a sort, for
-depth), which keeps ``bv.explain`` of a 100k-node graph cheaper than building it."""
+Neither needs the agenda to decide: creation order and depth order are valid orders of
+any graph. Their decisions, when a trace records them, are the agenda at every step with
+the key each strategy goes by (:class:`CreationOrder`, :class:`LowestDepth`)."""
 from __future__ import annotations
 
 import numpy as np
 
-from .base import FlatSchedule, PendingView, Schedule, Strategy, stable_argsort
+from .base import FlatSchedule, Schedule, Strategy
+from .decisions import Rule
+from .vectorized import depth_batches
+
+
+class CreationOrder(Rule):
+    """No batching's key: each group's first node in creation order."""
+
+    key_names = ("first node",)
+
+    def key(self, signature, agenda) -> tuple:
+        return (min(agenda.ready[signature]),)
+
+    def reason(self, chosen, other_keys) -> str:
+        return "creation order"
+
+    def waits(self, candidate, chosen) -> str:
+        return f"waits: creation order (its first node #{candidate.key[0]} comes later)"
+
+
+class LowestDepth(Rule):
+    """Depth batching's key: the lowest depth of each group's nodes on the agenda."""
+
+    key_names = ("depth",)
+
+    def __init__(self, depth: list):
+        self.depth = depth
+
+    def key(self, signature, agenda) -> tuple:
+        return (min(self.depth[i] for i in agenda.ready[signature]),)
+
+    def reason(self, chosen, other_keys) -> str:
+        return f"depth {chosen.key[0]}"
+
+    def waits(self, candidate, chosen) -> str:
+        if candidate.key[0] > chosen.key[0]:
+            return f"waits: its nodes here are deeper (depth {candidate.key[0]} > {chosen.key[0]})"
+        return f"waits: same depth {chosen.key[0]}, runs in a batch of its own"
 
 
 class NoBatching(Strategy):
@@ -18,12 +56,15 @@ class NoBatching(Strategy):
     #: without autobatching), not summed over all its uses in one GEMM
     batches_weight_gradients = False
 
-    def schedule(self, view: PendingView) -> Schedule:
+    def schedule(self, view) -> Schedule:
         return [[i] for i in view.nodes]
 
-    def schedule_flat(self, view: PendingView) -> FlatSchedule:
+    def schedule_flat(self, view) -> FlatSchedule:
         nodes = view.arrays().nodes
         return FlatSchedule(nodes, np.ones(len(nodes), dtype=np.int64))
+
+    def describe(self, view) -> Rule:
+        return CreationOrder()
 
 
 class DepthBatching(Strategy):
@@ -37,31 +78,19 @@ class DepthBatching(Strategy):
     name = "depth"
     trusted = True
 
-    def schedule(self, view: PendingView) -> Schedule:
-        if view.is_small():  # a few nodes (a parser step): a dict costs less than NumPy calls
-            sig, depth = view.signature, view.depth
-            groups: dict[tuple, list] = {}
-            for i in view.nodes:
-                key = (depth[i], sig[i])
-                group = groups.get(key)
-                if group is None:
-                    groups[key] = [i]
-                else:
-                    group.append(i)
-            return [groups[key] for key in sorted(groups)]
-        return self.schedule_flat(view).batches()
+    def schedule(self, view) -> Schedule:
+        """Group the pending nodes by (depth, signature), in creation order, and run the
+        groups in that order. (Large graphs: one NumPy sort, :func:`depth_batches`.)"""
+        if not view.is_small():
+            return self.schedule_flat(view).batches()
+        sig, depth = view.signature, view.depth
+        groups: dict[tuple, list] = {}
+        for i in view.nodes:
+            groups.setdefault((depth[i], sig[i]), []).append(i)
+        return [groups[key] for key in sorted(groups)]
 
-    def schedule_flat(self, view: PendingView) -> FlatSchedule:
-        """Batches in order of (depth, signature); inside a batch, creation order. One stable
-        sort of the pending nodes by ``depth * number of signatures + signature``."""
-        a = view.arrays()
-        local = a.nodes - a.start
-        if len(local) == 0:
-            return FlatSchedule(local, np.zeros(0, dtype=np.int64))
-        n_sigs = int(a.sig.max()) + 1
-        key = a.depth[local] * n_sigs + a.sig[local]
-        by_key = stable_argsort(key, (int(a.depth.max()) + 1) * n_sigs)
-        key = key[by_key]
-        cuts = np.flatnonzero(key[1:] != key[:-1]) + 1
-        sizes = np.diff(np.concatenate(([0], cuts, [len(key)])))
-        return FlatSchedule(a.nodes[by_key], sizes)
+    def schedule_flat(self, view) -> FlatSchedule:
+        return depth_batches(view)
+
+    def describe(self, view) -> Rule:
+        return LowestDepth(view.depth)

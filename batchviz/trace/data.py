@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 
 #: bump when the dictionary layout changes, so that old files are refused with a clear error
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 @dataclass
@@ -70,44 +70,48 @@ class SignatureSummary:
 
 @dataclass
 class AgendaGroup:
-    """The agenda nodes of one signature at one step."""
+    """The agenda nodes of one signature at one step, as the strategy saw them."""
 
     signature: int
     name: str
-    priority: float   # average depth of the signature's nodes over the whole graph
+    key: tuple        # what the strategy ranks by (the trace's ``key_names``); lowest runs
     size: int         # how many of them are on the agenda now
+    note: str = ""    # why this group runs now, or why it waits, in the strategy's words
 
     def to_dict(self) -> dict:
-        return {"signature": self.signature, "name": self.name, "priority": self.priority,
-                "size": self.size}
+        return {"signature": self.signature, "name": self.name, "key": list(self.key),
+                "size": self.size, "note": self.note}
 
     @classmethod
     def from_dict(cls, d: dict) -> "AgendaGroup":
-        return cls(**d)
+        return cls(signature=d["signature"], name=d["name"], key=tuple(d["key"]),
+                   size=d["size"], note=d.get("note", ""))
 
 
 @dataclass
 class ArgumentRead:
-    """How a batch obtained one argument position (§3.3).
+    """How a batch obtained one argument position (§3.3): the plan's read, in words.
 
     ``kind`` is ``"shared"`` (one node for the whole batch, e.g. a parameter ``W``),
-    ``"view"`` (the arguments lie back to back in memory, or evenly spaced for a kernel with
-    a batch axis or as scalars, ``detail`` then says ``"strided"``: no copy) or ``"copy"`` (one gather
-    kernel copies them into a contiguous block; ``detail`` says ``"stacked"`` when parameters
-    among them had to be copied node by node). ``positions``: how many argument positions,
-    from ``position`` on, the read covers: 1, or all of them for an op that reads its
-    arguments with one gather (``Op.one_gather``, e.g. ``esum``)."""
+    ``"view"`` (no copy: the arguments lie back to back in memory, or evenly spaced for a
+    kernel with a batch axis or as scalars) or ``"copy"`` (a copy kernel moved them into
+    one block); ``read`` names the plan's read exactly (``View``, ``Strided``, ``Copy``,
+    ``Concat``, ``CopyFromArenas``, ``Stack``, ``Shared``: :mod:`batchviz.plan.reads`) and
+    ``detail`` says more. ``positions``: how many argument positions, from ``position`` on,
+    the read covers: 1, or all of them for an op that reads its arguments with one gather
+    (``Op.one_gather``, e.g. ``esum``)."""
 
     position: int
     kind: str
     bytes_copied: int = 0
     detail: str = ""
     positions: int = 1
+    read: str = ""
 
     def to_dict(self) -> dict:
         return {"position": self.position, "kind": self.kind,
                 "bytes_copied": self.bytes_copied, "detail": self.detail,
-                "positions": self.positions}
+                "positions": self.positions, "read": self.read}
 
     @classmethod
     def from_dict(cls, d: dict) -> "ArgumentRead":
@@ -119,7 +123,7 @@ class Step:
     """One scheduling decision: the agenda, the signature chosen and why, the batch run."""
 
     index: int
-    agenda: list            # list[AgendaGroup], lowest priority first
+    agenda: list            # list[AgendaGroup], in the strategy's order (lowest key first)
     signature: int          # the signature of the batch
     signature_name: str
     reason: str             # why this signature, in words
@@ -172,6 +176,7 @@ class Trace:
     steps: list          # list[Step], in execution order
     loss: int | None = None   # the node the trace was asked for
     itemsize: int = 4         # bytes per element of the graph's dtype (for bytes copied)
+    key_names: tuple = ()     # the columns of the strategy's key (AgendaGroup.key)
     _timeline: object = field(default=None, init=False, repr=False, compare=False)
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # pictures
 
@@ -238,7 +243,7 @@ class Trace:
 
     def to_dict(self) -> dict:
         return {"format": FORMAT_VERSION, "strategy": self.strategy, "loss": self.loss,
-                "itemsize": self.itemsize,
+                "itemsize": self.itemsize, "key_names": list(self.key_names),
                 "nodes": [n.to_dict() for n in self.nodes],
                 "signatures": [s.to_dict() for s in self.signatures],
                 "steps": [s.to_dict() for s in self.steps]}
@@ -251,6 +256,7 @@ class Trace:
             raise ValueError(f"trace format {d.get('format')!r} is not supported "
                              f"(this batchviz reads format {FORMAT_VERSION})")
         return cls(strategy=d["strategy"], loss=d.get("loss"), itemsize=d.get("itemsize", 4),
+                   key_names=tuple(d.get("key_names", ())),
                    nodes=[NodeInfo.from_dict(n) for n in d["nodes"]],
                    signatures=[SignatureSummary.from_dict(s) for s in d["signatures"]],
                    steps=[Step.from_dict(s) for s in d["steps"]])

@@ -1,25 +1,25 @@
-"""``bv.trace``: record every scheduling decision of a strategy on a snapshot of a graph.
+"""``bv.trace``: a strategy's decisions and the plan of its batches, on a snapshot of a graph.
 
-The trace never runs the graph and never touches its memory: the strategy schedules a
+The trace never runs the graph and never touches its memory. The strategy schedules a
 :class:`~batchviz.schedule.PendingView` of *all* the graph's nodes (``start=0``, as if
-nothing had run), the schedule is replayed node by node to recover the agenda at every
-step, and the executor's memory layout is simulated to know which arguments are copied.
-So tracing before or after ``value()`` gives the same trace and changes no result.
+nothing had run) and records its decisions as it makes them
+(:func:`~batchviz.schedule.record_decisions`); the batches are planned by the runtime's own
+:func:`~batchviz.plan.plan` on an empty layout. So a trace shows the decisions the
+strategy took and the reads the executor makes on a run from scratch, and tracing before or
+after ``value()`` gives the same trace and changes no result.
 """
 from __future__ import annotations
 
 from ..backend import state
-from ..expression import Expression
-from ..graph import LazyGraph
-from ..schedule import PendingView, average_depths, resolve_strategy, validate_schedule
-from .data import AgendaGroup, NodeInfo, SignatureSummary, Step, Trace
-from .layout import argument_reads
-from .reasons import Reasons
+from ..graph import ExpressionBase, LazyGraph
+from ..plan import Layout, Shared, Stack, Strided, View, elements_copied, is_copy, plan
+from ..schedule import PendingView, average_depths, record_decisions, resolve_strategy
+from .data import AgendaGroup, ArgumentRead, NodeInfo, SignatureSummary, Step, Trace
 
 
 def graph_of(target) -> tuple:
-    """``(graph, node or None)`` for an Expression or a Graph; a clear TypeError otherwise."""
-    if isinstance(target, Expression):
+    """``(graph, node or None)`` for an expression or a graph; a clear TypeError otherwise."""
+    if isinstance(target, ExpressionBase):
         return target.graph, target.node
     if isinstance(target, LazyGraph):
         return target, None
@@ -27,16 +27,10 @@ def graph_of(target) -> tuple:
         f"expected an expression (e.g. the loss) or a bv.Graph, got {type(target).__name__}")
 
 
-def schedule_snapshot(graph, strategy, view=None) -> tuple:
-    """``(view, batches)``: ``strategy``'s schedule of every node of ``graph`` (``view``: a
-    ``PendingView(graph, start=0)`` to reuse), checked when the strategy is not a trusted
-    built-in one."""
-    if view is None:
-        view = PendingView(graph, start=0)
-    batches = strategy.schedule(view)
-    if not getattr(strategy, "trusted", False):
-        batches = validate_schedule(view, batches)  # also turns every batch into a list
-    return view, batches
+def snapshot_plan(graph, batches: list):
+    """The plan of ``batches`` (a schedule of every node of ``graph``) on an empty layout:
+    what the executor reads on a run of the whole graph from scratch."""
+    return plan(graph, batches, Layout(), 0)
 
 
 def trace(loss, strategy="agenda") -> Trace:
@@ -44,20 +38,67 @@ def trace(loss, strategy="agenda") -> Trace:
 
     Returns a :class:`~batchviz.trace.Trace`: the graph's nodes, and one
     :class:`~batchviz.trace.Step` per batch with the agenda at that moment (grouped by
-    signature, with each group's priority and size), the signature chosen and why, the
-    batch, and which arguments were copied or read as views.
-    The graph's own results and state are left untouched."""
+    signature, each group with the strategy's key and its words for it), the batch, and how
+    its arguments were read (views or copies). The graph's own results and state are left
+    untouched."""
     graph, loss_node = graph_of(loss)
     strategy = resolve_strategy(strategy)
-    view, batches = schedule_snapshot(graph, strategy)
-    priority = average_depths(view)
+    view = PendingView(graph, start=0)
+    batches, log = record_decisions(strategy, view)
     names = {s: graph.signature_name(s) for s in set(graph.sigs)}
     itemsize = int(state.dtype.itemsize)
-    reads = argument_reads(graph, batches, itemsize)
-    steps = _replay(view, batches, priority, names, Reasons(strategy, view, priority), reads)
+    batch_plans = snapshot_plan(graph, batches).batches
+    steps, done = [], 0
+    for index, (decision, batch) in enumerate(zip(log.decisions, batch_plans)):
+        groups = [AgendaGroup(c.signature, names[c.signature], c.key, c.size, c.note)
+                  for c in decision.candidates]
+        chosen = next(c for c in decision.candidates if c.signature == decision.chosen)
+        steps.append(Step(index=index, agenda=groups, signature=decision.chosen,
+                          signature_name=names[decision.chosen], reason=chosen.note,
+                          batch=list(batch.nodes), done=done,
+                          on_agenda=sum(c.size for c in decision.candidates),
+                          waiting=decision.waiting,
+                          arguments=argument_reads(graph, batch, itemsize)))
+        done += len(batch.nodes)
     return Trace(strategy=strategy.name, nodes=_snapshot_nodes(graph, names),
-                 signatures=_signature_summaries(graph, view, priority, names),
-                 steps=steps, loss=loss_node, itemsize=itemsize)
+                 signatures=_signature_summaries(graph, view, average_depths(view), names),
+                 steps=steps, loss=loss_node, itemsize=itemsize, key_names=log.key_names)
+
+
+def argument_reads(graph, batch, itemsize: int) -> list:
+    """The :class:`ArgumentRead` of each read of a :class:`~batchviz.plan.BatchPlan`."""
+    positions = 1
+    if batch.together:  # one read of every position
+        positions = max(batch.counts) if batch.counts is not None else batch.in_shapes[0][1]
+    out = []
+    for position, read in enumerate(batch.reads):
+        kind, detail = _in_words(graph, read)
+        out.append(ArgumentRead(position, kind, elements_copied(read) * itemsize, detail,
+                                positions, type(read).__name__))
+    return out
+
+
+def _in_words(graph, read) -> tuple:
+    """``(kind, detail)`` of a plan's read, for people."""
+    if type(read) is Shared:
+        return "shared", f"{_name(graph, read.node)} read once"
+    if type(read) is View:
+        return "view", ""
+    if type(read) is Strided:
+        return "view", "strided: evenly spaced, no copy"
+    assert is_copy(read)
+    if type(read) is Stack:
+        params = sorted({_name(graph, node) for arena, node, _ in read.pieces if arena is None})
+        return "copy", ("stacked node by node: parameter " + ", ".join(params)
+                        + " among the arguments") if params else "stacked node by node"
+    return "copy", "gather"
+
+
+def _name(graph, node: int) -> str:
+    param = graph.param_of_node.get(node)
+    if param is not None and getattr(param, "name", None):
+        return f"{param.name}#{node}"
+    return f"node {node}"
 
 
 def _snapshot_nodes(graph, names: dict) -> list:
@@ -75,7 +116,7 @@ def _snapshot_nodes(graph, names: dict) -> list:
     return nodes
 
 
-def _signature_summaries(graph, view, priority: dict, names: dict) -> list:
+def _signature_summaries(graph, view, average: dict, names: dict) -> list:
     count: dict[int, int] = {}
     for i in view.nodes:
         s = view.signature[i]
@@ -84,43 +125,6 @@ def _signature_summaries(graph, view, priority: dict, names: dict) -> list:
     for s in sorted(count):
         info = graph.sigtab[s]
         out.append(SignatureSummary(id=s, name=names[s], op=info.op.name, cheap=bool(info.cheap),
-                                    nodes=count[s], average_depth=priority[s],
+                                    nodes=count[s], average_depth=average[s],
                                     shared=tuple(info.shared)))
     return out
-
-
-def _replay(view, batches, priority, names, reasons, reads) -> list:
-    """Walk the schedule, keeping the agenda (nodes whose arguments are all computed)."""
-    sig = view.signature
-    users = view.users()
-    unresolved: dict[int, int] = {}
-    on_agenda: dict[int, int] = {}  # signature -> agenda nodes of that signature
-    for i in view.nodes:
-        k = len(view.pending_args(i))  # one count per argument slot, as users() lists them
-        if k:
-            unresolved[i] = k
-        else:
-            on_agenda[sig[i]] = on_agenda.get(sig[i], 0) + 1
-    total = len(view.nodes)
-    done = 0
-    cheap = reasons.cheap
-    steps = []
-    for index, batch in enumerate(batches):
-        agenda = {s: c for s, c in on_agenda.items() if c}
-        s = sig[batch[0]]
-        n_agenda = sum(agenda.values())
-        groups = [AgendaGroup(g, names[g], priority[g], agenda[g])
-                  for g in sorted(agenda, key=lambda g: (priority[g], not cheap[g], g))]
-        steps.append(Step(index=index, agenda=groups, signature=s, signature_name=names[s],
-                          reason=reasons(agenda, s, batch), batch=list(batch), done=done,
-                          on_agenda=n_agenda, waiting=total - done - n_agenda,
-                          arguments=reads[index]))
-        for i in batch:
-            on_agenda[sig[i]] -= 1
-            for u in users.get(i, ()):
-                left = unresolved[u] - 1
-                unresolved[u] = left
-                if left == 0:
-                    on_agenda[sig[u]] = on_agenda.get(sig[u], 0) + 1
-        done += len(batch)
-    return steps

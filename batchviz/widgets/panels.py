@@ -11,7 +11,6 @@ from itertools import accumulate
 
 from ..signature import shape_text
 from ..words import counted
-from .why import AgendaFacts, rule_of, why_waiting
 
 #: argument nodes listed by name in the batch details before "and N more"
 LIST_NODES = 8
@@ -21,6 +20,10 @@ def _nodes_text(ids) -> str:
     ids = list(ids)
     shown = ", ".join(f"#{i}" for i in ids[:LIST_NODES])
     return shown + (f" and {len(ids) - LIST_NODES} more" if len(ids) > LIST_NODES else "")
+
+
+def _key_text(value) -> str:
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
 def _range_text(lo: int, hi: int) -> str:
@@ -37,8 +40,6 @@ class Panels:
         self.trace = trace
         self.n_steps = len(trace.steps)
         self.colours = colours or {}
-        self.facts = AgendaFacts(trace)
-        self.cheap = {s.id: s.cheap for s in trace.signatures}
         #: kernel launches after the first k batches (one per batch plus one per copy)
         self.launches = [0] + list(accumulate(s.kernels for s in trace.steps))
         self.total_nodes = trace.scheduled_nodes
@@ -66,27 +67,20 @@ class Panels:
         return f"{len(s.batch)} \u00d7 {s.signature_name}"
 
     def agenda_rows(self, step: int) -> list:
-        """One dict per signature on the agenda before ``step`` runs, lowest priority first:
-        ``signature``, ``name``, ``size`` (nodes on the agenda), ``depths``, ``priority``
-        (the agenda's average depth), ``chosen`` (bool), ``in_batch``, ``why``."""
+        """One dict per signature on the agenda before ``step`` runs, in the strategy's order:
+        ``signature``, ``name``, ``size`` (nodes on the agenda), ``key`` (the values the
+        strategy ranks by, ``trace.key_names``), ``chosen`` (bool), ``in_batch`` and ``why``
+        (the strategy's own words: why it runs, or why it waits)."""
         step = self.check(step)
         if step == self.n_steps:
             return []
         s = self.trace.steps[step]
-        facts = self.facts.at(step)
-        chosen = next(g for g in s.agenda if g.signature == s.signature)
-        rule = rule_of(self.trace, s)
-        batch_depth = self.trace.nodes[s.batch[0]].depth
         rows = []
         for g in s.agenda:
-            f = facts.get(g.signature)
             is_chosen = g.signature == s.signature
-            why = s.reason if is_chosen else why_waiting(
-                rule, self.trace.strategy, g, chosen, facts, self.cheap, batch_depth)
             rows.append({"signature": g.signature, "name": g.name, "size": g.size,
-                         "depths": _range_text(f.depth_min, f.depth_max) if f else "",
-                         "priority": g.priority, "chosen": is_chosen,
-                         "in_batch": len(s.batch) if is_chosen else 0, "why": why})
+                         "key": g.key, "chosen": is_chosen,
+                         "in_batch": len(s.batch) if is_chosen else 0, "why": g.note})
         return rows
 
     # --- HTML ---------------------------------------------------------------------------
@@ -120,20 +114,20 @@ class Panels:
             colour = self.colours.get(r["signature"], "#999999")
             chosen = (f"\u2713 {r['in_batch']}" + (f" of {r['size']}" if r["in_batch"] != r["size"] else "")
                       if r["chosen"] else "")
+            keys = "".join(f'<td class="bv-num">{escape(_key_text(v))}</td>' for v in r["key"])
             body.append(
                 f'<tr class="{"bv-chosen" if r["chosen"] else "bv-waits"}" data-signature="{r["signature"]}">'
                 f'<td class="bv-sig"><span class="bv-swatch" style="border-color:{colour}"></span>'
-                f'{escape(r["name"])}</td><td class="bv-num">{r["size"]}</td>'
-                f'<td class="bv-num">{r["depths"]}</td><td class="bv-num">{r["priority"]:.2f}</td>'
+                f'{escape(r["name"])}</td><td class="bv-num">{r["size"]}</td>{keys}'
                 f'<td class="bv-chosen-cell">{chosen}</td><td class="bv-why">{escape(r["why"])}</td></tr>')
         caption = (f"agenda before step {step}: {counted(s.on_agenda, 'node')} in "
                    f"{counted(len(rows), 'signature')}, {s.waiting} still waiting")
+        key_heads = "".join(f'<th title="what {escape(self.trace.strategy)} ranks by (lowest '
+                            f'runs first)">{escape(name)}</th>' for name in self.trace.key_names)
         return ('<table class="bv-agenda">'
                 f"<caption>{caption}</caption>"
                 '<thead><tr><th>signature</th><th title="nodes of this signature on the agenda">'
-                'nodes</th><th title="depths of those nodes">depths</th>'
-                '<th title="the agenda\'s priority: average depth of all nodes of the signature '
-                '(lowest runs first)">priority</th><th>chosen</th><th>why</th></tr></thead>'
+                f'nodes</th>{key_heads}<th>chosen</th><th>why</th></tr></thead>'
                 f"<tbody>{''.join(body)}</tbody></table>")
 
     def details_html(self, step: int) -> str:

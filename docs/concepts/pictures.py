@@ -88,19 +88,20 @@ def _legend(graph, colours, emphasize) -> str:
 def draw_memory(graph, batch_index: int) -> graphviz.Digraph:
     """The forward arena of a run, and how one batch read its arguments.
 
-    Every executed batch (``graph.memory.records``) owns one contiguous segment of the
+    Every planned batch (``graph.layout.batches``) owns one contiguous segment of the
     arena (``record.start`` to ``record.stop``), in schedule order: the picture has one row
     per batch, top to bottom in address order, and one cell per node. For the batch
-    ``batch_index`` it marks its outputs (orange) and the cells it read (yellow), with how
-    each argument position was read: ``view`` (the arguments lie back to back: no copy),
-    ``strided`` (evenly spaced, read in place), ``copy`` (one gather kernel), ``stack`` (a parameter is involved: the slow path), or
-    ``shared`` (one node for the whole batch, such as the ``W`` of ``W @ h``)."""
-    records = graph.memory.records
+    ``batch_index`` it marks its outputs (orange) and the cells it read (yellow), with the
+    plan's read of each argument position: ``View`` (the arguments lie back to back: no
+    copy), ``Strided`` (evenly spaced, read in place), ``Copy`` or ``Concat`` (one copy
+    kernel), ``Stack`` (a parameter is involved: the slow path), or ``Shared`` (one node
+    for the whole batch, such as the ``W`` of ``W @ h``)."""
+    records = graph.layout.batches
     chosen = records[batch_index]
     read: dict[int, str] = {}
-    for position, how in enumerate(chosen.sources):
+    for position, how in enumerate(chosen.reads):
         for node in _argument_nodes(graph, chosen, position):
-            read[node] = f"arg {position}: {how[0]}"
+            read[node] = f"arg {position}: {type(how).__name__}"
     widest = max(len(r.nodes) for r in records)
     rows = []
     for r in records:

@@ -68,7 +68,7 @@ def test_runs_in_the_runtime_like_no_batching(student, float64):
         loss.backward()
         results[getattr(strategy, "name", strategy)] = (
             value, {p.name: p.grad for p in model.parameters()}, graph.last_stats.forward.batches,
-            [rec.nodes for rec in graph.memory.records if rec.op.name == "squared_distance"])
+            [b.nodes for b in graph.layout.batches if b.op.name == "squared_distance"])
         graph.finish()
     value, grads, batches, loss_batches = results["student-depth"]
     ref_value, ref_grads, _, _ = results["none"]

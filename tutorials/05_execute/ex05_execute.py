@@ -12,7 +12,8 @@ live, adding (a node used twice receives both gradients).
 
 Pure NumPy: no batchviz needed. Run ``pytest tutorials/05_execute``; the tests compare your
 functions with NumPy oracles and with what the runtime's executor did on real graphs
-(``graph.memory.records``: for every batch and argument position, "view" or "copy").
+(``graph.layout.batches``: for every batch and argument position, how the runtime read
+it, a view or a copy).
 """
 import numpy as np
 

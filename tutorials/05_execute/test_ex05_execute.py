@@ -58,15 +58,21 @@ def test_gather_values_and_views(student):
                  "are not contiguous")
 
 
+#: the runtime's reads (batchviz.plan.reads) that this exercise's gather covers
+AS_GATHER = {"View": "view", "Copy": "copy", "Concat": "copy"}
+
+
 def executed_positions(graph):
-    """``(record, position, kind, addresses, size)`` for every argument position that the
-    runtime gathered from the arena of a one-run graph (kinds "view" and "copy")."""
-    mem = graph.memory
-    base, arena = mem.arenas[0]
+    """``(batch, position, kind, addresses, size)`` for every argument position that the
+    runtime read from the arena of a one-run graph as a view or with a copy (the plan of
+    each batch, ``graph.layout.batches``, says how it read each position)."""
+    layout = graph.layout
+    base, arena = layout.bases[0], graph.arenas[0]
     out = []
-    for rec in mem.records:
-        for j, source in enumerate(rec.sources):
-            if source[0] not in ("view", "copy"):
+    for rec in layout.batches:
+        for j, read in enumerate(rec.reads):
+            kind = AS_GATHER.get(type(read).__name__)
+            if kind is None:
                 continue
             if rec.together:  # one read of every argument, node after node (Op.one_gather)
                 nodes = [a for i in rec.nodes for a in graph.args[i]]
@@ -74,7 +80,7 @@ def executed_positions(graph):
                 nodes = [graph.args[i][j] for i in rec.nodes]
             sizes = {int(np.prod(graph.shapes[a], dtype=int)) for a in nodes}
             if len(sizes) == 1:
-                out.append((rec, j, source[0], [mem.address[a] - base for a in nodes], sizes.pop()))
+                out.append((rec, j, kind, [layout.address[a] - base for a in nodes], sizes.pop()))
     return arena, out
 
 
@@ -139,21 +145,22 @@ def test_execute_batch(student):
         by_record.setdefault(rec.index, (rec, {}))[1][j] = (kind, addresses, size)
     replayed = 0
     for rec, args in by_record.values():
-        if not rec.op.elementwise or rec.together or len(args) != len(rec.sources):
+        if not rec.op.elementwise or rec.together or len(args) != len(rec.reads):
             continue  # (an esum batch reads all its arguments at once, not position by position)
         sizes = {size for _, _, size in args.values()}
         if len(sizes) != 1:
             continue
         size, n = sizes.pop(), len(rec.nodes)
         work = arena.copy()
-        work[rec.start:rec.stop] = np.nan
+        work[rec.start:rec.start + rec.length] = np.nan
 
         def kernel(*blocks, op=rec.op, attrs=rec.attrs, n=n):
             return op.forward(np, [b.reshape(-1) for b in blocks], attrs, n).reshape(n, -1)
 
         copies = student.execute_batch(work, [args[j][1] for j in range(len(args))], size, kernel,
                                        rec.start)
-        np.testing.assert_allclose(work[rec.start:rec.stop], arena[rec.start:rec.stop], rtol=1e-6,
+        np.testing.assert_allclose(work[rec.start:rec.start + rec.length],
+                                   arena[rec.start:rec.start + rec.length], rtol=1e-6,
                                    err_msg=f"batch {rec.index} ({rec.op.name} x{n}) replayed")
         runtime_copies = sum(kind == "copy" for kind, _, _ in args.values())
         if copies != runtime_copies:

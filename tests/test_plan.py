@@ -1,11 +1,12 @@
-"""Contiguous memory (§3.3): arguments that are consecutive rows of one block are read as a
-view; otherwise one gather copies them. Backward scatters through the same index."""
+"""The plan (batchviz.plan): where batch outputs live and how each argument is read (§3.3).
+Arguments that are consecutive rows of one block are read as a view; otherwise one gather
+copies them, and backward scatters through the same index. Each kind of read is checked
+against node-by-node execution."""
 import numpy as np
 import pytest
 
 import batchviz as bv
-from batchviz.backend import to_numpy
-from batchviz.execute.memory import VIEW
+from batchviz.plan import CopyFromArenas, View
 
 
 def build_chain(order):
@@ -112,13 +113,13 @@ def test_finished_graphs_give_their_arenas_back():
     with bv.Graph() as g1:
         x = bv.input(np.arange(100_000.0))
         (x * 2.0).value()
-        first = g1.memory.arenas[0][1]
+        first = g1.arenas[0]
         whole = first.base if first.base is not None else first
     assert any(a is whole for spare in POOL.spare.values() for a in spare)
     with bv.Graph() as g2:
         y = bv.input(np.ones(100_000))
         value = (y * 3.0).value()
-        again = g2.memory.arenas[0][1]
+        again = g2.arenas[0]
         assert np.shares_memory(again, whole)
     np.testing.assert_array_equal(value, np.full(100_000, 3.0))
 
@@ -138,10 +139,10 @@ def test_evenly_spaced_arguments_are_a_strided_view(float64):
         value = loss.value()
         loss.backward()
         reads = {}
-        for rec in g.memory.records:
-            reads.setdefault(rec.op.name, []).append([s[0] for s in rec.sources])
-    assert reads["matmul"] == [["shared", "strided"]]
-    assert ["copy"] in reads["tanh"]                          # rows 1, 3, 5: gathered
+        for rec in g.layout.batches:
+            reads.setdefault(rec.op.name, []).append([type(r).__name__ for r in rec.reads])
+    assert reads["matmul"] == [["Shared", "Strided"]]
+    assert ["Copy"] in reads["tanh"]                          # rows 1, 3, 5: gathered
     x = [P[j].value() for j in range(6)]
     expected = sum(np.tanh(W.value() @ x[j]).sum() for j in (0, 2, 4)) + sum(np.tanh(x[j]).sum() for j in (1, 3, 5))
     assert abs(value - expected) < 1e-12
@@ -179,8 +180,8 @@ def test_evenly_spaced_scalars_are_a_strided_view_for_element_wise_ops(float64):
         loss = bv.esum([bv.tanh(sums[j]) for j in (0, 2, 4)] + [sums[j] * 3.0 for j in (1, 3, 5)])
         value = loss.value()
         loss.backward()
-        tanh = [rec for rec in g.memory.records if rec.op.name == "tanh"]
-    assert [s[0] for s in tanh[0].sources] == ["strided"]
+        tanh = [rec for rec in g.layout.batches if rec.op.name == "tanh"]
+    assert [type(r).__name__ for r in tanh[0].reads] == ["Strided"]
     x = [P[j].value() for j in range(6)]
     expected = sum(np.tanh(x[j].sum()) for j in (0, 2, 4)) + 3 * sum(x[j].sum() for j in (1, 3, 5))
     assert abs(value - expected) < 1e-12
@@ -208,19 +209,20 @@ def test_nodes_keep_their_blocks_and_readers_see_their_value(float64):
         cells = [bv.lstm_step_cell(s) for s in first]
         bv.esum([bv.sum_elems(s) for s in second + cells]).value()
         assert g.sigtab[g.sigs[first[0].node]].blocks == 6 and first[0].shape == (2,)
-        addresses = [g.memory.address[s.node] for s in first]
+        layout = g.layout
+        addresses = [layout.address[s.node] for s in first]
         assert np.diff(addresses).tolist() == [2, 2]              # the values back to back
-        mem = g.memory
-        first_rec = mem.records[mem.batch_of[first[0].node]]
-        assert first_rec.out.shape == (6, 3, 2) and first_rec.block_stride == 6
-        assert mem.block_address(first[1].node, 1) == addresses[1] + 6
-        rec = mem.records[mem.batch_of[second[0].node]]
-        h_read, cell_read = rec.sources[-2], rec.sources[-1]
-        assert h_read[0] == VIEW and cell_read[0] == VIEW
-        assert cell_read[2] == h_read[2] + 6                      # block 1: 6 further on
+        first_rec = layout.batches[layout.batch_of[first[0].node]]
+        assert first_rec.out_shape == (6, 3, 2) and first_rec.block_stride == 6
+        assert g.batch_runs[first_rec.index].out.shape == (6, 3, 2)
+        assert layout.address_of(first[1].node, 1) == addresses[1] + 6
+        rec = layout.batches[layout.batch_of[second[0].node]]
+        h_read, cell_read = rec.reads[-2], rec.reads[-1]
+        assert type(h_read) is View and type(cell_read) is View
+        assert cell_read.start == h_read.start + 6                # block 1: 6 further on
         for s, c in zip(first, cells):
-            np.testing.assert_array_equal(s.value(), to_numpy(mem.flat_value(g, s.node)))
-            np.testing.assert_array_equal(c.value(), to_numpy(mem.flat_value(g, s.node, 1)))
+            np.testing.assert_array_equal(s.value(), g.value_of(s.node))
+            np.testing.assert_array_equal(c.value(), g.value_of(s.node, 1))
 
     class KeepsMore(Op):
         name, elementwise, writes_output = "keeps_more", True, True
@@ -279,7 +281,8 @@ def _whole_batches_case(strategy, size, reads):
                                           [r.node for r in readers])
         value = loss.value()
         reader_nodes = {r.node for r in readers}
-        kinds = [rec.sources[0][0] for rec in g.memory.records if rec.nodes[0] in reader_nodes]
+        kinds = [type(rec.reads[0]).__name__ for rec in g.layout.batches
+                 if rec.nodes[0] in reader_nodes]
         loss.backward()
     return value, [p.grad.copy() for p in P], kinds
 
@@ -289,14 +292,12 @@ def _whole_batches_case(strategy, size, reads):
                          ids=["two-batches", "one-batch-twice"])
 def test_an_argument_made_of_whole_batches_is_one_copy(size, reads, float64):
     """An argument position that is several whole earlier batches, each in its own order,
-    is copied by concatenating their segments (``Memory._whole_batches``): one copy, with
+    is copied by concatenating their segments (``plan.reads.Concat``): one copy, with
     the values and gradients of node-by-node execution, also when one batch is read twice
     (its gradient then adds up at the same rows)."""
-    from batchviz.execute.memory import COPY
-
     want, want_grads, _ = _whole_batches_case("none", size, reads)
     got, grads, kinds = _whole_batches_case("given", size, reads)
-    assert kinds == [COPY]
+    assert kinds == ["Concat"]
     np.testing.assert_allclose(got, want, rtol=1e-12)
     for g, w in zip(grads, want_grads):
         np.testing.assert_allclose(g, w, rtol=1e-12)
@@ -316,7 +317,7 @@ def _several_runs_case(strategy: str, size: int, reads: list, runs: bool):
         readers = bv.esum([made[j] * float(k + 1) for k, j in enumerate(reads)])
         loss = bv.sum_elems(readers)
         value = loss.value()
-        sources = [src for rec in g.memory.records for src in rec.sources]
+        sources = [read for rec in g.layout.batches for read in rec.reads]
         loss.backward()
     return value, [p.grad.copy() for p in P], sources
 
@@ -328,14 +329,12 @@ def _several_runs_case(strategy: str, size: int, reads: list, runs: bool):
 def test_arguments_from_several_runs_are_gathered_arena_by_arena(strategy, size, reads, float64):
     """A graph run forward several times (``value()`` between additions, as a parser does)
     keeps each run's values in an arena of its own; a later batch that reads values of
-    every run gathers them with one copy per arena (``Memory._across_arenas``), forward,
+    every run gathers them with one copy per arena (``plan.reads.CopyFromArenas``), forward,
     and adds the gradients back per arena, with the values and gradients of the same graph
     run at once, also when a node is read twice."""
-    from batchviz.execute.memory import STACK
-
     want, want_grads, _ = _several_runs_case(strategy, size, reads, runs=False)
     got, grads, sources = _several_runs_case(strategy, size, reads, runs=True)
-    across = [src[4] for src in sources if src[0] == STACK and src[4] is not None]
+    across = [read.groups for read in sources if type(read) is CopyFromArenas]
     assert across and all(len(groups) == 3 for groups in across)  # the scale batches
     np.testing.assert_allclose(got, want, rtol=1e-12)
     for g, w in zip(grads, want_grads):

@@ -1,0 +1,166 @@
+"""The backward pass: the plans of the forward runs, walked in reverse.
+
+The gradient of a batch's outputs is one segment of a gradient buffer laid out like the
+arenas, so it is one slice. The op's backward kernel runs once for the whole batch, and
+each argument position's gradient is added back where the arguments live, by the read
+that brought them (:func:`add_gradient`): through the same view, or scattered through the
+index of the same gather (App. B's "dense-to-sparse" copy). A batch runs only once the
+loss reaches it, which its users' reads record as they add into it.
+"""
+from __future__ import annotations
+
+from ..backend import scatter_add
+from ..ops.gradients import BlockGradient, SparseRows, WeightGradient
+from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View, is_copy
+from .memory import POOL, rows_view, strided_view
+
+
+def execute_backward(graph, loss: int, xp) -> tuple:
+    """Add d(loss)/d(parameter) into every parameter's gradient. Returns ``(batches,
+    scatters)``: how many batches ran, and how many reads' gradients went back through a
+    copy's index or piece by piece (``(0, 0)`` when ``loss`` is a parameter)."""
+    layout, runs = graph.layout, graph.batch_runs
+    if layout.address[loss] < 0:
+        return 0, 0
+    buffer, grads = _gradient_arenas(layout)
+    reached = bytearray(len(layout.batches))
+    arena, offset = layout.where(loss)
+    grads[arena][offset] = 1.0
+    reached[layout.batch_of[loss]] = 1
+    weight_terms: dict[int, list] = {}  # a shared W's node -> its gradient terms
+    defer = getattr(graph.strategy, "batches_weight_gradients", True)
+    ran = scatters = 0
+    for batch in reversed(layout.batches):
+        if not reached[batch.index] or not batch.requires_grad:
+            continue
+        ran += 1
+        arg_grads = backward_kernel(batch, runs[batch.index], grads, xp)
+        for read, need, origin, grad, index in zip(batch.reads, batch.needs, batch.origins,
+                                                   arg_grads, runs[batch.index].indices):
+            if not need or grad is None:
+                continue
+            if type(grad) is WeightGradient and defer:
+                weight_terms.setdefault(read.node, []).append(grad)
+                continue
+            for b in origin:  # the batches that computed these arguments now have a gradient
+                if b >= 0:
+                    reached[b] = 1
+            add_gradient(graph, grads, read, grad, index, xp)
+            scatters += is_copy(read)
+    for node, terms in weight_terms.items():
+        _add_weight_gradient(xp, graph.param_of_node[node].grad_array(), terms)
+    POOL.give(buffer)
+    return ran, scatters
+
+
+def _gradient_arenas(layout) -> tuple:
+    """One zeroed buffer laid out like the arenas, and each arena's slice of it (a parser's
+    graph has an arena per forward run: thousands of small ones)."""
+    first = layout.bases[0]
+    buffer = POOL.take(layout.next_address - first)
+    buffer.fill(0.0)
+    ends = layout.bases[1:] + [layout.next_address]
+    return buffer, [buffer[base - first:end - first] for base, end in zip(layout.bases, ends)]
+
+
+def backward_kernel(batch, run, grads, xp) -> list:
+    """The gradients of one batch's argument positions, from its outputs' gradient."""
+    g = grads[batch.arena][batch.start:batch.start + run.out.size].reshape(batch.out_shape)
+    op, n, attrs = batch.op, len(batch.nodes), batch.attrs
+    if batch.counts is not None:  # nodes of different numbers of arguments
+        return [op.backward_segments(xp, run.ins[0], batch.counts, run.out, g, attrs, n)]
+    if batch.together:  # one read of every position: one gradient, node after node
+        return [op.backward_together(xp, run.ins[0], run.out, g, attrs, n)]
+    return op.backward(xp, run.ins, run.out, g, attrs, n, batch.needs)
+
+
+def add_gradient(graph, grads, read, grad, index, xp) -> None:
+    """Add one argument position's gradient to where its arguments live, as ``read`` read
+    them (``index``: what a copy gathered with)."""
+    match read:
+        case Shared(node):
+            _add_to_parameter(graph.param_of_node[node].grad_array(), grad, xp)
+        case View(arena, start, length):
+            target = grads[arena][start:start + length]
+            if type(grad) is BlockGradient:  # only its band of rows
+                target.reshape(grad.shape)[:, grad.lo:grad.hi] += grad.values
+            else:
+                target += grad.reshape(-1)
+        case Strided(arena, start, n, size, step):
+            target = strided_view(xp, grads[arena], start, n, size, step)
+            if type(grad) is BlockGradient:
+                target.reshape(grad.shape)[:, grad.lo:grad.hi] += grad.values
+            else:
+                target += grad.reshape(n, size)
+        case Concat(arena, pieces, _):
+            flat, at = _dense(grad, xp).reshape(-1), 0
+            for start, length in pieces:  # slice by slice: a batch read twice adds twice
+                grads[arena][start:start + length] += flat[at:at + length]
+                at += length
+        case Copy(arena, _, _, unique):
+            _scatter(grads[arena], index, _dense(grad, xp).reshape(-1), unique)
+        case CopyFromArenas(groups, n, _, unique):
+            rows = _dense(grad, xp).reshape(n, -1)
+            for (arena, _, _), (at, arena_index, width) in zip(groups, index):
+                _scatter(grads[arena], (arena_index, width), rows[at].reshape(-1), unique)
+        case Stack(pieces):
+            _add_to_pieces(graph, grads, pieces, _dense(grad, xp).reshape(-1))
+
+
+def _dense(grad, xp):
+    return grad.dense(xp) if type(grad) is BlockGradient else grad
+
+
+def _scatter(target, index, flat, unique: bool) -> None:
+    """``target[index] += flat`` through a copy's index (whole rows when ``width > 1``)."""
+    index, width = index
+    if width > 1:
+        target, flat = rows_view(target, width), flat.reshape(-1, width)
+    if unique:
+        target[index] += flat
+    else:
+        scatter_add(target, index, flat)
+
+
+def _add_to_pieces(graph, grads, pieces, flat) -> None:
+    """A :class:`Stack`'s gradient, piece by piece (a parameter's into its gradient)."""
+    at = 0
+    for arena, start, size in pieces:
+        piece = flat[at:at + size]
+        at += size
+        if arena is None:
+            param = graph.param_of_node[start]
+            param.grad_array()[...] += piece.reshape(param.shape)
+        else:
+            grads[arena][start:start + size] += piece
+
+
+def _add_to_parameter(target, grad, xp) -> None:
+    if type(grad) is WeightGradient:
+        grad = grad.value(xp)
+    if type(grad) is SparseRows:
+        scatter_add(target, grad.rows, grad.values)
+    else:
+        target += grad
+
+
+def _add_weight_gradient(xp, target, terms) -> None:
+    """``target += sum_k g_k^T x_k`` as one product over the stacked rows of every term."""
+    if len(terms) == 1:
+        target += terms[0].value(xp)
+        return
+    g = _stacked(xp, [t.g for t in terms])
+    x = _stacked(xp, [t.x for t in terms])
+    target += g.T @ x
+    POOL.give(g)
+    POOL.give(x)
+
+
+def _stacked(xp, blocks: list):
+    """``xp.concatenate(blocks)`` in memory from the arena pool (given back by the caller):
+    the stacks of an LSTM's weight gradients are megabytes, and fresh ones would fault
+    their pages in on every backward pass."""
+    rows = sum(b.shape[0] for b in blocks)
+    width = blocks[0].shape[1]
+    out = POOL.take(rows * width).reshape(rows, width)
+    return xp.concatenate(blocks, out=out)

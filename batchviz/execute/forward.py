@@ -1,0 +1,98 @@
+"""The forward pass: carry a plan out, one kernel per batch.
+
+For every batch of the plan, in order: obtain each argument position's block as the plan
+says (a slice of an arena, a strided view, one gather, ...), call the op's kernel once for
+the whole batch (§3.3 "single -> batch node conversion": ``W @ h_1 ... W @ h_n`` becomes
+``W @ H``), and write the outputs into the batch's segment of the arena. What the backward
+pass needs of each batch - the blocks its kernel read, its outputs, the indices of its
+copies - is kept in a :class:`BatchRun`.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..backend import to_device_index
+from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View
+from ..signature import size_of
+from .memory import copy_index, gather, strided_view
+
+
+class BatchRun(NamedTuple):
+    """What a batch's forward run leaves for its backward run."""
+
+    ins: list       # the blocks its kernel read, one per read, in the kernel's shapes
+    out: object     # its outputs: its segment of the arena, in the plan's ``out_shape``
+    indices: list   # per read: what a copy gathered with (to scatter gradients back)
+
+
+def execute_forward(graph, plan, arenas, xp) -> list:
+    """Run every batch of ``plan`` (a :class:`~batchviz.plan.Plan`) on the arrays of
+    ``arenas``, in a new arena; returns one :class:`BatchRun` per batch."""
+    arena = arenas.new(plan.arena_size)
+    return [run_batch(graph, arenas, arena, batch, xp) for batch in plan.batches]
+
+
+def run_batch(graph, arenas, arena, batch, xp) -> BatchRun:
+    """Read the batch's arguments, run its kernel once, write its outputs."""
+    ins, indices = [], []
+    for read, shape in zip(batch.reads, batch.in_shapes):
+        block, index = read_block(graph, arenas, read, xp)
+        ins.append(block if shape is None else block.reshape(shape))
+        indices.append(index)
+    out = arena[batch.start:batch.start + size_of(batch.out_shape)].reshape(batch.out_shape)
+    op, n, attrs = batch.op, len(batch.nodes), batch.attrs
+    if op.writes_output:  # the kernel writes straight into the batch's segment
+        op.forward(xp, ins, attrs, n, out=out)
+    else:
+        if batch.counts is not None:  # nodes of different numbers of arguments
+            result = op.forward_segments(xp, ins[0], batch.counts, attrs, n)
+        elif batch.together:
+            result = op.forward_together(xp, ins[0], attrs, n)
+        else:
+            result = op.forward(xp, ins, attrs, n)
+        out.reshape(result.shape)[...] = result  # one copy, whatever the result's memory order
+    return BatchRun(ins, out, indices)
+
+
+def read_block(graph, arenas, read, xp) -> tuple:
+    """``(block, index)``: the arguments of one read as one array (flat, or ``(n, size)`` for
+    a strided view), and what a copy gathered with (None for the other kinds)."""
+    match read:
+        case Shared(node):
+            return graph.param_of_node[node].array, None
+        case View(arena, start, length):
+            return arenas[arena][start:start + length], None
+        case Strided(arena, start, n, size, step):
+            block = strided_view(xp, arenas[arena], start, n, size, step)
+            return (block[:, 0] if size == 1 else block), None  # scalars: a flat block
+        case Concat(arena, pieces, _):
+            flat = arenas[arena]
+            return xp.concatenate([flat[s:s + length] for s, length in pieces]), None
+        case Copy(arena, starts, size, _):
+            index, width = copy_index(starts, size)
+            return gather(arenas[arena], index, width), (index, width)
+        case CopyFromArenas(groups, n, size, _):
+            return _gather_from_arenas(arenas, groups, n, size, xp)
+        case Stack(pieces):
+            return xp.concatenate([_piece(graph, arenas, piece) for piece in pieces]), None
+    raise TypeError(f"unknown read {read!r}")
+
+
+def _gather_from_arenas(arenas, groups, n: int, size: int, xp) -> tuple:
+    """One gather per arena into one ``(n, size)`` block; the indices, per arena."""
+    out = xp.empty((n, size), dtype=arenas[groups[0][0]].dtype)
+    indices = []
+    for arena, rows, starts in groups:
+        index, width = copy_index(starts, size)
+        rows = to_device_index(rows)
+        out[rows] = gather(arenas[arena], index, width).reshape(-1, size)
+        indices.append((rows, index, width))
+    return out.reshape(-1), indices
+
+
+def _piece(graph, arenas, piece):
+    """The flat values of one piece of a :class:`Stack`: a parameter's, or an arena's."""
+    arena, start, size = piece
+    if arena is None:
+        return graph.param_of_node[start].array.reshape(-1)
+    return arenas[arena][start:start + size]

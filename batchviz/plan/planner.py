@@ -1,0 +1,170 @@
+"""``plan(graph, batches, layout) -> Plan``: everything the executor needs, decided once.
+
+A strategy's schedule says *which* nodes run together and in what order. The plan says
+*how*: where each batch's outputs live (:mod:`~batchviz.plan.layout`), and for each argument
+position of each batch one read (:mod:`~batchviz.plan.reads`): a view, a strided view, a
+copy, ... It is plain, immutable data, made once per run; the executor carries it out
+forward and backward, and the traces, ``bv.explain`` and the widgets read it as it is.
+"""
+from __future__ import annotations
+
+from itertools import chain
+from operator import itemgetter
+from typing import NamedTuple
+
+from ..signature import size_of
+from .layout import Layout, place_batches
+from .reads import COPIES, Shared, Strided, View, elements_copied, read_of
+
+
+class BatchPlan(NamedTuple):
+    """One batch: its nodes, where their outputs go, and how each argument is read."""
+
+    index: int          # the batch's number, over every run of the graph
+    signature: int
+    op: object          # the Op whose kernel computes the batch
+    nodes: tuple        # node ids, in batch order (the order of the outputs)
+    attrs: tuple        # each node's attributes, in batch order (what kernels receive)
+    arena: int          # the outputs: arena, first element, and their values' length
+    start: int
+    length: int
+    sizes: object       # each node's size: one int when all are the same, else a list
+    out_shape: tuple    # the kernel's output array: (n,) + shape; (blocks, n) + shape; or
+                        # flat, for an element-wise op
+    block_stride: int   # 0, or how far apart each node's blocks are (Op.storage_blocks)
+    reads: tuple        # per argument position (one for them all when ``together``)
+    in_shapes: tuple    # per read, the shape the kernel sees its block in (None: shared)
+    needs: tuple        # per read: whether gradients must flow back there
+    origins: tuple      # per read: the batches that computed its arguments
+    requires_grad: bool
+    together: bool      # one read of every argument, node after node (Op.one_gather)
+    counts: object      # with ``together``: each node's number of arguments when they
+                        # differ (Op.any_arity), else None
+
+    @property
+    def stop(self) -> int:
+        """Where the batch's segment ends (its values and any further blocks)."""
+        return self.start + size_of(self.out_shape)
+
+
+class Plan(NamedTuple):
+    """The batches of one forward run, in execution order, and their arena."""
+
+    arena: int
+    arena_size: int
+    batches: tuple
+
+    def copy_counts(self) -> tuple:
+        """``(copies, copies avoided, elements copied)``: reads that copy (one kernel each),
+        reads of arguments in place (views), and how much the copies move."""
+        copies = avoided = elements = 0
+        for batch in self.batches:
+            for read in batch.reads:
+                kind = type(read)
+                if kind in COPIES:
+                    copies += 1
+                    elements += elements_copied(read)
+                elif kind is View or kind is Strided:
+                    avoided += 1
+        return copies, avoided, elements
+
+
+def plan(graph, batches: list, layout: Layout, start: int) -> Plan:
+    """The plan of ``batches``, the schedule of the nodes of ``graph`` from ``start`` on,
+    laid out in a new arena after what ``layout`` holds (which is extended)."""
+    arena, sizes = place_batches(graph, batches, layout, start)
+    first = len(layout.batches)
+    for batch, size in zip(batches, sizes):
+        layout.batches.append(plan_batch(graph, layout, batch, size))
+    size = layout.next_address - layout.bases[arena]
+    return Plan(arena, size, tuple(layout.batches[first:]))
+
+
+def plan_batch(graph, layout: Layout, batch: list, sizes) -> BatchPlan:
+    """One batch's plan (its nodes already placed by :func:`place_batches`)."""
+    first = batch[0]
+    info = graph.sigtab[graph.sigs[first]]
+    op, n = info.op, len(batch)
+    if n == 1:
+        attrs, args = (graph.attrs[first],), (graph.args[first],)
+    else:  # one C call per batch instead of a Python loop over its nodes
+        attrs, args = itemgetter(*batch)(graph.attrs), itemgetter(*batch)(graph.args)
+    together = op.one_gather and isinstance(sizes, int)
+    if together:
+        reads, in_shapes, counts = _read_together(layout, args, sizes)
+    else:
+        reads, counts = _read_positions(graph, layout, info, args, sizes), None
+        in_shapes = _kernel_shapes(graph, info, args, reads, sizes)
+    origins = tuple(_origin(layout, read, nodes) for read, nodes
+                    in zip(reads, _argument_nodes(args, together)))
+    needs = tuple(type(read) is Shared or any(b < 0 or layout.batches[b].requires_grad
+                                              for b in origin)
+                  for read, origin in zip(reads, origins))
+    arena, start = layout.where(first)
+    length = n * sizes if isinstance(sizes, int) else sum(sizes)
+    out_shape = (length,) if op.elementwise else (n,) + graph.shapes[first]
+    block_stride = 0
+    if info.blocks != 1:  # laid out block by block: (blocks, n) + shape
+        block_stride, out_shape = length, (info.blocks,) + out_shape
+    return BatchPlan(len(layout.batches), graph.sigs[first], op, tuple(batch), attrs, arena,
+                     start, length, sizes, out_shape, block_stride, tuple(reads),
+                     tuple(in_shapes), needs, origins, bool(info.shared) or any(needs),
+                     together, counts)
+
+
+def _read_positions(graph, layout: Layout, info, args: tuple, sizes) -> list:
+    """Every argument position read on its own: a shared argument once, the others with
+    the read that the layout allows (a view when they lie right, §3.3)."""
+    positions = [(a,) for a in args[0]] if len(args) == 1 else list(zip(*args))
+    elementwise, shapes, block_of = info.op.elementwise, graph.shapes, info.reads
+    reads = []
+    for j, nodes in enumerate(positions):
+        if j in info.shared:
+            reads.append(Shared(nodes[0]))
+            continue
+        size = sizes if elementwise else size_of(shapes[nodes[0]])
+        block = block_of.get(j, 0) if block_of else 0  # which block of what the nodes keep
+        reads.append(read_of(layout, nodes, size, not elementwise, block))
+    return reads
+
+
+def _kernel_shapes(graph, info, args: tuple, reads: list, sizes) -> list:
+    """Per read, the shape the kernel takes its block in: flat for an element-wise op,
+    ``(n,) + argument shape`` for the others; None for a shared argument (its own array)."""
+    if info.op.elementwise:
+        flat = (len(args) * sizes if isinstance(sizes, int) else sum(sizes),)
+        return [None if type(read) is Shared else flat for read in reads]
+    n = len(args)
+    return [None if type(read) is Shared else (n,) + graph.shapes[a]
+            for read, a in zip(reads, args[0])]
+
+
+def _read_together(layout: Layout, args: tuple, size: int) -> tuple:
+    """All arguments of all nodes in one read, node after node: the block is
+    ``(n, k, size)`` when every node has ``k`` arguments (counts None), else
+    ``(rows, size)`` with each node's number of arguments (an ``Op.any_arity`` op)."""
+    n, k = len(args), len(args[0])
+    nodes = tuple(chain.from_iterable(args))
+    read = read_of(layout, nodes, size, False)
+    if len(nodes) == n * k and (n == 1 or all(len(a) == k for a in args)):
+        return [read], [(n, k, size)], None
+    return [read], [(len(nodes), size)], list(map(len, args))
+
+
+def _argument_nodes(args: tuple, together: bool) -> list:
+    """Per read, its argument nodes (in batch order)."""
+    if together:
+        return [tuple(chain.from_iterable(args))]
+    return [(a,) for a in args[0]] if len(args) == 1 else list(zip(*args))
+
+
+def _origin(layout: Layout, read, nodes: tuple) -> tuple:
+    """The batches that computed ``nodes`` (-1 for a parameter): the backward pass reaches
+    them through this read. A view's arguments are consecutive, and batches are laid out in
+    order, so its batches are a range."""
+    if type(read) is Shared:
+        return ()
+    batch_of = layout.batch_of
+    if type(read) is View:
+        return tuple(range(batch_of[nodes[0]], batch_of[nodes[-1]] + 1))
+    return tuple(set(map(batch_of.__getitem__, nodes)))

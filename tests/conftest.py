@@ -1,5 +1,7 @@
 """Shared fixtures: every test starts on NumPy in float32 with no current graph, unless it
-asks for float64 (gradient checks and strategy equivalence run in float64)."""
+asks for float64 (gradient checks and strategy equivalence run in float64).
+
+Fixtures only: what test modules share otherwise is in ``helpers.py``."""
 import os
 
 import numpy as np
@@ -7,8 +9,6 @@ import pytest
 
 import batchviz as bv
 from batchviz import graph as graph_module
-
-STRATEGIES = ("none", "depth", "agenda", "lookahead")
 
 
 @pytest.fixture(autouse=True)
@@ -27,22 +27,3 @@ def float64():
     bv.set_dtype(np.float64)
     yield
     bv.set_dtype(np.float32)
-
-
-def assert_central_differences(param, loss_value, analytic, entries, eps=1e-6, rel=1e-5,
-                               abs=1e-8, what="entry"):
-    """``analytic[entry]`` (a gradient of ``param``) equals the central difference of
-    ``loss_value()`` (a loss computed unbatched) at every ``entry`` of ``param``; ``param``
-    is left as it was."""
-    base = param.value()
-    for entry in entries:
-        plus, minus = base.copy(), base.copy()
-        plus[entry] += eps
-        minus[entry] -= eps
-        param.set_value(plus)
-        fp = loss_value()
-        param.set_value(minus)
-        fm = loss_value()
-        param.set_value(base)
-        assert analytic[entry] == pytest.approx((fp - fm) / (2 * eps), rel=rel, abs=abs), (
-            f"{what} {entry} of {param.name}")

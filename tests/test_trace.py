@@ -15,7 +15,7 @@ from batchviz.examples import figure1, graph_scope
 from batchviz.schedule import DepthBatching, PendingView, average_depths, resolve_strategy
 from batchviz.trace import Step, Trace
 
-from conftest import STRATEGIES
+from helpers import STRATEGIES
 from models import Params, lstm_models_loss, random_dag_losses, random_tree, rnn_loss, tree_encode
 
 SETTINGS = settings(max_examples=20, deadline=None,

@@ -29,3 +29,8 @@ class BackendError(BatchvizError, RuntimeError):
 class ScheduleError(BatchvizError, RuntimeError):
     """A strategy returned a schedule that is not valid (missing nodes, broken dependencies,
     batches mixing signatures)."""
+
+
+class ModelFileError(BatchvizError, ValueError):
+    """``Model.load`` was given a file that is not a model saved by ``Model.save`` (a
+    ``.npz`` archive of arrays of numbers), or one saved from a model of other parameters."""

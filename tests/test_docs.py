@@ -80,6 +80,8 @@ def test_site_builds_with_warnings_as_errors_and_shows_what_it_should(tmp_path):
     check_api_reference(site)
     check_concept_pages(site)
     check_tutorials_and_notebooks(site)
+    check_nothing_loads_from_the_network(site)
+    check_math_is_mathml(site)
 
 
 def check_sections(site: Path) -> None:
@@ -88,7 +90,9 @@ def check_sections(site: Path) -> None:
         page(site, name)
     assert "make demo" in text(page(site, "getting-started"))
     assert "make test" in text(page(site, "getting-started"))
-    assert "python -m benchmarks overhead" in text(page(site, "benchmarks"))
+    benchmarks = text(page(site, "benchmarks"))
+    assert "python -m benchmarks overhead" in benchmarks
+    assert "session" not in benchmarks.lower()  # results for users, not a lab log
 
 
 def check_api_reference(site: Path) -> None:
@@ -173,6 +177,28 @@ def test_readme_says_how_to_open_the_notebooks_and_run_a_tutorial():
     make_test = re.search(r'pip install -q -e "\.\[([\w,]+)\]"',
                           (REPO / "Makefile").read_text(encoding="utf-8")).group(1)
     assert set(installed.split(",")) <= set(make_test.split(","))
+
+
+REMOTE = re.compile(r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)=["']?(?:https?:)?//""",
+                    re.I)
+
+
+def check_nothing_loads_from_the_network(site: Path) -> None:
+    """Every page reads the same offline: no script, stylesheet or picture from a CDN
+    (Sphinx's default math renderer, MathJax, is one)."""
+    for path in site.rglob("*.html"):
+        html = path.read_text(encoding="utf-8")
+        remote = [m.group(0) for m in REMOTE.finditer(html)]
+        assert not remote, f"{path.relative_to(site)} loads {remote}"
+
+
+def check_math_is_mathml(site: Path) -> None:
+    """The notebook with a formula shows it as MathML written at build time, not as TeX
+    waiting for a script."""
+    html = page(site, "notebooks/01_figure1")
+    assert re.search(r'<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">', html)
+    assert "<mi>tanh</mi>" in html
+    assert "\\tanh" not in text(html) and "$$" not in html
 
 
 def test_readme_links_are_translated_for_the_site(tmp_path):

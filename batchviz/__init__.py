@@ -6,7 +6,7 @@ runs each batch as one kernel, forward and backward (Neubig, Goldberg & Dyer, 20
 """
 from .backend import get_backend, get_dtype, set_backend, set_dtype
 from .errors import (BackendError, BatchvizError, GraphFinishedError, GraphMismatchError,
-                     ScheduleError, ShapeError)
+                     ModelFileError, ScheduleError, ShapeError)
 from .execute import last_run_stats
 from .expression import Expression
 from .model import LookupParameters, Model, Parameters
@@ -27,7 +27,7 @@ __all__ = [
     "register_strategy",
     "validate_schedule", "set_backend", "get_backend", "set_dtype", "get_dtype",
     "last_run_stats", "BatchvizError", "ShapeError", "GraphFinishedError",
-    "GraphMismatchError", "BackendError", "ScheduleError",
+    "GraphMismatchError", "BackendError", "ScheduleError", "ModelFileError",
 ] + list(_op_names)
 
 # --- the window: traces, explanations, pictures (issue 4) ---------------------------------

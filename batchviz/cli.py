@@ -1,12 +1,14 @@
 """``batchviz`` on the command line.
 
 ``batchviz explain script.py [args...]`` runs a Python script and explains the last loss it
-computed; ``batchviz demo`` explains the paper's Figure 1. Exit status: 0 on success, 1 when
+computed (with ``--json``, the script's own output goes to stderr and stdout is the JSON
+alone); ``batchviz demo`` explains the paper's Figure 1. Exit status: 0 on success, 1 when
 the script fails or computes no loss, 2 for a usage error or a missing script.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import runpy
 import sys
@@ -92,6 +94,23 @@ def _run_script(path: str, args: list):
     return loss, status
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr():
+    """What the script prints goes to stderr, so that stdout carries nothing but the report
+    (``--json`` output stays parseable). Both Python's ``sys.stdout`` and file descriptor 1
+    are redirected: the latter catches C extensions and subprocesses that write to it."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def _emit(explanation, options) -> None:
     if options.json:
         import json
@@ -111,8 +130,10 @@ def cmd_explain(options) -> int:
     if not os.path.isfile(path):
         print(f"batchviz explain: no such script: {path}", file=sys.stderr)
         return 2
+    quiet = _stdout_to_stderr() if options.json else contextlib.nullcontext()
     try:
-        loss, status = _run_script(path, options.args)
+        with quiet:
+            loss, status = _run_script(path, options.args)
     except Exception:  # the user's script failed: show its traceback, not ours
         traceback.print_exc()
         print(f"batchviz explain: {path} raised an exception (above); nothing to explain",

@@ -38,3 +38,8 @@ class NoGraphError(BatchvizError, RuntimeError):
 
 class NumericsError(BatchvizError, FloatingPointError):
     """A batch produced NaN or infinity while numerics were checked (``bv.check_numerics``)."""
+
+
+class ModelFileError(BatchvizError, ValueError):
+    """``Model.load`` was given a file that is not a model saved by ``Model.save`` (a
+    ``.npz`` archive of arrays of numbers), or one saved from a model of other parameters."""

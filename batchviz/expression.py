@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from .errors import BatchvizError
 from .graph import ExpressionBase
+from .ops import api as op_api
 from .ops.elementwise import add, cdiv, cmult, neg, sub
 from .ops.linalg import matmul
 from .ops.scalar import scale, shift
@@ -27,12 +30,27 @@ class Operators:
 
     __slots__ = ()
 
-    #: NumPy's opt-out (NEP 13): ``array + x`` would otherwise loop over the array and
-    #: return an object array of expressions, one per element, silently. With it, NumPy's
-    #: operators hand over to ours (``np.float64(2) * x`` is ``2 * x``; an array gets the
-    #: error that says to wrap it with ``bv.input``), and ``np.exp(x)`` refuses the
-    #: expression instead of failing inside NumPy.
-    __array_ufunc__ = None
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy's hook (NEP 13) for a ufunc given an expression: ``np.tanh(x)``, and also
+        ``array + x`` and ``np.float64(2) * x``, which NumPy's operators turn into ufuncs.
+
+        The ufuncs of Python's operators go to this class's operators, so those mean what
+        they mean without NumPy (``array + x`` gets the error that says to wrap the array
+        with ``bv.input``; without the hook NumPy would loop over the array and return an
+        object array of expressions, silently). Any other ufunc cannot compute a node of a
+        lazy graph: its error names the batchviz function to call instead."""
+        methods = _OPERATOR_UFUNCS.get(ufunc.__name__)
+        if methods is None or method != "__call__" or kwargs:
+            raise TypeError(_ufunc_refusal(ufunc, method, kwargs))
+        if len(inputs) == 1:
+            return getattr(self, methods[0])()
+        left, right = inputs
+        own, other = (methods[0], right) if left is self else (methods[1], left)
+        result = getattr(self, own, _no_operator)(other)
+        if result is NotImplemented:
+            raise TypeError(f"unsupported operand types for np.{ufunc.__name__}: "
+                            f"{type(left).__name__} and {type(right).__name__}")
+        return result
 
     def __add__(self, other):
         if isinstance(other, numbers.Real):
@@ -105,6 +123,40 @@ class Operators:
         raise TypeError(
             "an expression has no truth value before it is computed; use expr.value()"
         )
+
+
+#: ufuncs that NumPy's operators call -> (our method, our reflected method)
+_OPERATOR_UFUNCS = {
+    "add": ("__add__", "__radd__"), "subtract": ("__sub__", "__rsub__"),
+    "multiply": ("__mul__", "__rmul__"), "divide": ("__truediv__", "__rtruediv__"),
+    "matmul": ("__matmul__", "__rmatmul__"), "negative": ("__neg__",), "positive": ("__pos__",),
+}
+#: ufuncs (NumPy's or SciPy's) whose batchviz function has another name
+_BATCHVIZ_FOR_UFUNC = {"maximum": "bv.relu(x) for np.maximum(x, 0)", "expit": "bv.logistic(x)"}
+
+
+def _no_operator(other):
+    return NotImplemented
+
+
+def _ufunc_refusal(ufunc, method, kwargs) -> str:
+    """The error for a ufunc called on an expression: which batchviz function builds that
+    node instead, where there is one."""
+    name = ufunc.__name__
+    call = (f"np.{name}" if getattr(np, name, None) is ufunc else name) + (
+        "" if method == "__call__" else f".{method}")
+    if kwargs:
+        return (f"{call}(..., {', '.join(f'{k}=' for k in kwargs)}...) cannot take a batchviz "
+                "expression: NumPy cannot put an expression in an array; build the node with "
+                "batchviz's operators and wrap NumPy data with bv.input(...)")
+    if name in _BATCHVIZ_FOR_UFUNC:
+        hint = f"use {_BATCHVIZ_FOR_UFUNC[name]}"
+    elif name not in _OPERATOR_UFUNCS and hasattr(op_api, name):
+        hint = f"use bv.{name}(x), which adds the node to the graph"
+    else:
+        hint = "write it with batchviz's ops (bv.tanh, bv.exp, ...: see the API reference)"
+    return (f"{call} does not work on a batchviz expression (an expression is a node of a "
+            f"lazy graph, not an array); {hint}")
 
 
 class Expression(Operators, ExpressionBase):

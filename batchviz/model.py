@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import math
 import numbers
+import zipfile
 
 import numpy as np
 
 from . import backend
 from .backend import state
+from .errors import ModelFileError
 from .expression import Operators
 from .ops.leaves import lookup
 from .parameters import LookupBase, ParameterBase
@@ -144,34 +146,52 @@ class Model:
     def load(self, path) -> None:
         """Read parameter values saved by :meth:`save`. Every parameter of this model must be
         in the file with its exact shape, and the file must hold nothing else; otherwise a
-        ``ValueError`` names the problem and *no* parameter is changed."""
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {name: data[name] for name in data.files}
-        except FileNotFoundError:
-            raise
-        except Exception as exc:
-            raise ValueError(f"{path} is not a batchviz model file (.npz): {exc}") from exc
+        :class:`~batchviz.ModelFileError` names the problem and *no* parameter is changed."""
+        arrays = _read_npz(path)
         names = [p.name for p in self._params]
         missing = [n for n in names if n not in arrays]
         extra = sorted(set(arrays) - set(names))
         if missing or extra:
-            raise ValueError(f"{path} does not match this model: missing parameters "
-                             f"{missing or 'none'}, unexpected parameters {extra or 'none'}")
+            raise ModelFileError(f"{path} does not match this model: missing parameters "
+                                 f"{missing or 'none'}, unexpected parameters {extra or 'none'}")
         for p in self._params:
             values = arrays[p.name]
             if values.shape != p.shape:
-                raise ValueError(f"{path}: parameter {p.name!r} has shape {values.shape} in the "
-                                 f"file but {p.shape} in the model")
+                raise ModelFileError(f"{path}: parameter {p.name!r} has shape {values.shape} "
+                                     f"in the file but {p.shape} in the model")
             if values.dtype.kind != "f" or not np.all(np.isfinite(values)):
-                raise ValueError(f"{path}: parameter {p.name!r} holds {values.dtype} values "
-                                 "that are not finite floats")
+                raise ModelFileError(f"{path}: parameter {p.name!r} holds {values.dtype} "
+                                     "values that are not finite floats")
         for p in self._params:
             p._array = backend.to_device(arrays[p.name])
 
     def __repr__(self) -> str:
         n = sum(int(np.prod(p.shape)) for p in self._params)
         return f"<bv.Model {len(self._params)} parameters, {n} values>"
+
+
+def _read_npz(path) -> dict:
+    """The arrays of the ``.npz`` file ``path`` by name; a :class:`ModelFileError` for any
+    other file. NumPy's own errors would talk about pickles (its advice for files that are
+    not ``.npz``); a model file never holds one, and batchviz never unpickles."""
+    not_a_model = f"{path} is not a batchviz .npz model file (one that Model.save writes)"
+    with open(path, "rb") as f:  # a missing file is Python's FileNotFoundError
+        if not zipfile.is_zipfile(f):
+            raise ModelFileError(f"{not_a_model}: it is not an .npz archive")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in data.files}
+    except ValueError as exc:
+        if "allow_pickle" not in str(exc):
+            raise ModelFileError(f"{not_a_model}: {exc}") from exc
+        raise ModelFileError(f"{not_a_model}: it holds Python objects, not arrays of "
+                             "numbers") from None
+    except Exception as exc:  # a damaged archive: zipfile's and NumPy's own errors
+        raise ModelFileError(f"{not_a_model}: {exc}") from exc
+    odd = sorted(name for name, value in arrays.items() if not isinstance(value, np.ndarray))
+    if odd:
+        raise ModelFileError(f"{not_a_model}: it holds files that are not NumPy arrays: {odd}")
+    return arrays
 
 
 def _as_shape(shape) -> tuple:

@@ -34,6 +34,7 @@ extensions = [
     "myst_nb",               # MyST Markdown + executed notebooks
     "sphinx.ext.autodoc",    # the API reference, from docstrings
     "collect_sources",       # docs/_ext: tutorials/*/README.md and notebooks/*.ipynb
+    "mathml",                # docs/_ext: math as MathML, written at build time
 ]
 
 # tutorials/_overview.md is included by tutorials.md, not a page of its own
@@ -71,6 +72,9 @@ html_theme_options = {
     "show_toc_level": 2,
     "home_page_in_toc": True,
 }
+# Math is MathML written into the page (docs/_ext/mathml.py), not MathJax from a CDN: the
+# site reads the same offline. Nothing on it loads a script from the network.
+html_math_renderer = "mathml"
 html_static_path = ["_static"]
 html_css_files = ["batchviz.css"]
 

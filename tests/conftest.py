@@ -1,6 +1,11 @@
 """Shared fixtures: every test starts on NumPy in float32 with no current graph, unless it
-asks for float64 (gradient checks and strategy equivalence run in float64)."""
+asks for float64 (gradient checks and strategy equivalence run in float64); and the suite
+leaves no ``batchviz-*`` folder in the machine's temp directory (tests use ``tmp_path``).
+
+Fixtures only: what test modules share otherwise is in ``helpers.py``."""
 import os
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -8,7 +13,21 @@ import pytest
 import batchviz as bv
 from batchviz import graph as graph_module
 
-STRATEGIES = ("none", "depth", "agenda", "lookahead")
+
+def _batchviz_temp_entries() -> set:
+    return {p.name for p in Path(tempfile.gettempdir()).glob("batchviz-*")}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_temp_files_left_behind():
+    """Fails the run (an error at its last test's teardown) when tests left ``batchviz-*``
+    files or folders in the temp directory, as notebooks and tools name theirs; a test
+    writes into its own ``tmp_path``, which pytest cleans up."""
+    before = _batchviz_temp_entries()
+    yield
+    left = sorted(_batchviz_temp_entries() - before)
+    assert not left, (f"the tests left {left} in {tempfile.gettempdir()}: write into pytest's "
+                      "tmp_path (or remove what you make)")
 
 
 @pytest.fixture(autouse=True)
@@ -27,22 +46,3 @@ def float64():
     bv.set_dtype(np.float64)
     yield
     bv.set_dtype(np.float32)
-
-
-def assert_central_differences(param, loss_value, analytic, entries, eps=1e-6, rel=1e-5,
-                               abs=1e-8, what="entry"):
-    """``analytic[entry]`` (a gradient of ``param``) equals the central difference of
-    ``loss_value()`` (a loss computed unbatched) at every ``entry`` of ``param``; ``param``
-    is left as it was."""
-    base = param.value()
-    for entry in entries:
-        plus, minus = base.copy(), base.copy()
-        plus[entry] += eps
-        minus[entry] -= eps
-        param.set_value(plus)
-        fp = loss_value()
-        param.set_value(minus)
-        fm = loss_value()
-        param.set_value(base)
-        assert analytic[entry] == pytest.approx((fp - fm) / (2 * eps), rel=rel, abs=abs), (
-            f"{what} {entry} of {param.name}")

@@ -50,10 +50,30 @@ def test_explain_a_script(tmp_path, capsys):
 def test_script_arguments_and_json(tmp_path, capsys):
     script = write(tmp_path, FIGURE1_SCRIPT)
     assert main(["explain", "--json", script, "3", "3"]) == 0
-    out = capsys.readouterr().out
-    d = json.loads(out[out.index("{"):])
+    captured = capsys.readouterr()
+    d = json.loads(captured.out)  # the script's print went to stderr
+    assert captured.err.startswith("loss ")
     g, loss, _ = figure1("agenda", lengths=(3, 3))
     assert d == {**bv.explain(loss).to_dict(), "explain_seconds": d["explain_seconds"]}
+
+
+def test_json_on_stdout_is_json_alone_when_the_script_prints(tmp_path):
+    """``batchviz explain --json script.py > report.json``: the script's prints (Python's, and
+    ones written straight to file descriptor 1) go to stderr, stdout parses as JSON."""
+    script = write(tmp_path, FIGURE1_SCRIPT + """
+    import os
+    sys.stdout.write("progress: done\\n")
+    os.write(1, b"written to fd 1\\n")
+    """)
+    env = {**os.environ, "NO_COLOR": "1",
+           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "batchviz", "explain", "--json", script],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    d = json.loads(done.stdout)
+    assert d["strategies"]["agenda"]["batches"] == 23
+    for line in ("loss ", "progress: done", "written to fd 1"):
+        assert line in done.stderr and line not in done.stdout
 
 
 def test_html_report(tmp_path, capsys):

@@ -18,7 +18,10 @@ from pathlib import Path
 
 import pytest
 
+import batchviz as bv
+import batchviz.nn as nn_api
 import batchviz.ops.api as ops_api
+from helpers import pyproject, requirement_name
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
@@ -77,6 +80,8 @@ def test_site_builds_with_warnings_as_errors_and_shows_what_it_should(tmp_path):
     check_api_reference(site)
     check_concept_pages(site)
     check_tutorials_and_notebooks(site)
+    check_nothing_loads_from_the_network(site)
+    check_math_is_mathml(site)
 
 
 def check_sections(site: Path) -> None:
@@ -85,7 +90,9 @@ def check_sections(site: Path) -> None:
         page(site, name)
     assert "make demo" in text(page(site, "getting-started"))
     assert "make test" in text(page(site, "getting-started"))
-    assert "python -m benchmarks overhead" in text(page(site, "benchmarks"))
+    benchmarks = text(page(site, "benchmarks"))
+    assert "python -m benchmarks overhead" in benchmarks
+    assert "session" not in benchmarks.lower()  # results for users, not a lab log
 
 
 def check_api_reference(site: Path) -> None:
@@ -96,7 +103,8 @@ def check_api_reference(site: Path) -> None:
         f"batchviz.{name}" for name in (
             "Model", "Parameters", "LookupParameters", "Graph", "new_graph", "Expression",
             "Strategy", "PendingView", "validate_schedule", "register_strategy",
-            "set_backend", "set_dtype", "last_run_stats", "trace", "explain", "render")}
+            "set_backend", "set_dtype", "last_run_stats", "trace", "explain", "render")} | {
+        f"batchviz.nn.{name}" for name in nn_api.__all__}
     missing = sorted(expected - anchors)
     assert not missing, f"not in the API reference (docs/api.rst): {missing}"
     # docstrings made it, not only the names
@@ -138,6 +146,59 @@ def check_tutorials_and_notebooks(site: Path) -> None:
         assert "not written yet" in text(page(site, "tutorials/coming-soon"))
     if not notebooks:
         assert "not written yet" in text(page(site, "notebooks/coming-soon"))
+
+
+def readme_example() -> str:
+    """The README's Python example (its first ``python`` block)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    return re.search(r"^```python\n(.*?)^```", readme, re.S | re.M).group(1)
+
+
+def test_readme_example_runs_and_prints_the_whole_run(capsys):
+    """The README's example prints the run's counters after ``backward()``, so that they
+    count the backward pass too (before it, they said "backward 0 batches")."""
+    exec(compile(readme_example(), "README.md", "exec"), {})
+    printed = capsys.readouterr().out
+    stats = bv.last_run_stats()
+    assert stats.to_dict()["backward"]["batches"] > 0
+    assert str(stats) in printed.splitlines(), printed
+
+
+def test_readme_says_how_to_open_the_notebooks_and_run_a_tutorial():
+    """The commands are there, and the extras the README installs provide their programs
+    (``make test`` installs those extras too)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert ".venv/bin/jupyter lab notebooks/" in readme
+    assert ".venv/bin/python -m pytest tutorials -m ex3" in readme
+    installed = re.search(r'\.venv/bin/pip install -e "\.\[([\w,]+)\]"', readme).group(1)
+    extras = pyproject()["project"]["optional-dependencies"]
+    provided = {requirement_name(r) for extra in installed.split(",") for r in extras[extra]}
+    assert {"jupyterlab", "pytest"} <= provided, provided
+    make_test = re.search(r'pip install -q -e "\.\[([\w,]+)\]"',
+                          (REPO / "Makefile").read_text(encoding="utf-8")).group(1)
+    assert set(installed.split(",")) <= set(make_test.split(","))
+
+
+REMOTE = re.compile(r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)=["']?(?:https?:)?//""",
+                    re.I)
+
+
+def check_nothing_loads_from_the_network(site: Path) -> None:
+    """Every page reads the same offline: no script, stylesheet or picture from a CDN
+    (Sphinx's default math renderer, MathJax, is one)."""
+    for path in site.rglob("*.html"):
+        html = path.read_text(encoding="utf-8")
+        remote = [m.group(0) for m in REMOTE.finditer(html)]
+        assert not remote, f"{path.relative_to(site)} loads {remote}"
+
+
+def check_math_is_mathml(site: Path) -> None:
+    """The notebook with a formula shows it as MathML written at build time, not as TeX
+    waiting for a script."""
+    html = page(site, "notebooks/01_figure1")
+    assert re.search(r'<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">', html)
+    assert "<mi>tanh</mi>" in html
+    assert "\\tanh" not in text(html) and "$$" not in html
 
 
 def test_readme_links_are_translated_for_the_site(tmp_path):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import batchviz as bv
 from batchviz.schedule import PendingView, resolve_strategy, validate_schedule
 
-from conftest import STRATEGIES
+from helpers import STRATEGIES
 from models import Params, random_dag_losses, random_tree, rnn_loss, tree_encode
 
 SETTINGS = settings(max_examples=25, deadline=None,

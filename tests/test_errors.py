@@ -7,6 +7,7 @@ import pytest
 
 import batchviz as bv
 from batchviz import nn
+from batchviz.schedule import STRATEGIES, AgendaBatching, DepthBatching
 
 
 def raised_at_this_file(excinfo):
@@ -81,6 +82,72 @@ def test_lookup_index_out_of_range():
 def test_unknown_strategy_lists_valid_ones():
     with pytest.raises(ValueError, match=r"unknown strategy 'agneda'.*'none'.*'depth'.*'agenda'"):
         bv.Graph(strategy="agneda")
+
+
+@pytest.fixture
+def registry():
+    """The strategy registry, put back as it was after the test."""
+    saved = dict(STRATEGIES)
+    yield STRATEGIES
+    STRATEGIES.clear()
+    STRATEGIES.update(saved)
+
+
+class Reversed(bv.Strategy):
+    """A student's strategy (it schedules as depth batching does)."""
+    name = "agenda"  # the mistake: the built-in's name
+
+    def schedule(self, view):
+        return DepthBatching().schedule(view)
+
+
+def test_register_strategy_refuses_a_built_in_name_unless_replacing(registry):
+    with pytest.raises(ValueError, match=r"'agenda' is the name of a built-in strategy.*"
+                                         r"another name, or pass replace=True"):
+        bv.register_strategy(Reversed)
+    assert type(bv.Graph(strategy="agenda").strategy) is AgendaBatching
+    assert bv.register_strategy(Reversed, "reversed") is Reversed
+    assert type(bv.Graph(strategy="reversed").strategy) is Reversed
+    bv.register_strategy(Reversed, replace=True)
+    assert type(bv.Graph(strategy="agenda").strategy) is Reversed
+
+
+def test_register_strategy_as_a_decorator_and_again_for_a_rerun_cell(registry):
+    for _ in range(2):  # a notebook cell run twice registers its own name twice
+        @bv.register_strategy
+        class Mine(bv.Strategy):
+            name = "mine"
+
+            def schedule(self, view):
+                return DepthBatching().schedule(view)
+        assert type(bv.Graph(strategy="mine").strategy) is Mine
+
+
+def test_register_strategy_with_swapped_arguments_says_which_is_which(registry):
+    with pytest.raises(TypeError, match=r"takes the strategy first and its name second; got "
+                                        r"the string 'drop' first and the class Reversed second: "
+                                        r"call register_strategy\(Reversed, 'drop'\)"):
+        bv.register_strategy("drop", Reversed)
+    with pytest.raises(ValueError) as excinfo:
+        bv.Graph(strategy="drop")
+    message = str(excinfo.value)
+    assert "valid strategies are 'none', 'depth', 'agenda', 'lookahead' (" in message
+    assert "<class" not in message
+
+
+@pytest.mark.parametrize("args, message", [
+    ((object,), "the class object does not subclass bv.Strategy"),
+    ((bv.Strategy, "plain"), "the class Strategy defines no schedule"),
+    ((3, "three"), "int 3 has no schedule"),
+    ((Reversed, 3), "name must be a non-empty string, got int 3"),
+    ((Reversed, ""), "name must be a non-empty string"),
+    ((type("Nameless", (DepthBatching,), {"name": "?"}),), "the class Nameless has no name"),
+])
+def test_register_strategy_checks_its_arguments(registry, args, message):
+    before = dict(registry)
+    with pytest.raises(TypeError, match=re.escape(message)):
+        bv.register_strategy(*args)
+    assert registry == before
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])

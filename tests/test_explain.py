@@ -18,6 +18,7 @@ from batchviz.explain import Explanation, cost_model
 from batchviz.explain import costmodel
 from batchviz.explain.diagnose import key_differences
 from batchviz.ops.base import Op
+from batchviz.schedule import DepthBatching
 
 PAPER_STRATEGIES = ("none", "depth", "agenda")  # what bv.explain compares by default
 from test_trace import ReverseDepth, build_mixed
@@ -129,6 +130,18 @@ def test_user_strategy_of_the_graph_is_added():
     with pytest.raises(TypeError, match="expected an expression"):
         bv.explain("loss")
 
+
+
+def test_one_strategy_given_alone_is_one_strategy():
+    """``strategies="depth"`` is the strategy depth, not the letters d, e, p, t, h."""
+    g, loss, _ = figure1("agenda")
+    both = bv.explain(loss, strategies=("depth",))
+    for alone in ("depth", DepthBatching(), DepthBatching):
+        e = bv.explain(loss, strategies=alone)
+        assert list(e.strategies) == ["depth", "agenda"]  # the graph's own is added
+        assert e.to_dict() | {"explain_seconds": 0} == both.to_dict() | {"explain_seconds": 0}
+    e = bv.explain(loss, strategies=ReverseDepth())
+    assert list(e.strategies) == ["reverse-depth", "agenda"]
 
 def test_tiny_and_empty_graphs():
     e = bv.explain(bv.Graph())

@@ -11,7 +11,7 @@ import pytest
 import batchviz as bv
 from batchviz.ops import REGISTRY
 
-from conftest import STRATEGIES, assert_central_differences
+from helpers import STRATEGIES, assert_central_differences
 from op_cases import CASES, NO_GRADIENT
 
 N_INSTANCES = 4

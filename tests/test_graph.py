@@ -101,6 +101,9 @@ def test_operators_with_numbers_and_parameters(float64):
             "sub number": (x - 2.0, data - 2.0),
             "mul number": (x * 3.0, data * 3.0),
             "numpy scalar": (np.float64(2.0) * x - np.int64(1), 2.0 * data - 1.0),
+            "numpy scalar first": (np.float32(3.0) - x + np.float64(1.0), 4.0 - data),
+            "np.add of expressions": (np.add(x, x), 2.0 * data),
+            "np.negative": (np.negative(x), -data),
             "pos": (+x, data),
             "parameter + x": (v + x, v.value() + data),
             "parameter - x": (v - x, v.value() - data),
@@ -132,11 +135,30 @@ def test_a_numpy_array_with_an_expression_asks_for_bv_input(combine):
             combine(np.ones(3), x)
 
 
-def test_numpy_functions_refuse_an_expression():
+@pytest.mark.parametrize("call, message", [
+    (lambda x: np.tanh(x), r"np.tanh does not work on a batchviz expression .*use bv.tanh\(x\)"),
+    (lambda x: np.exp(x), r"np.exp does not .*use bv.exp\(x\)"),
+    (lambda x: np.maximum(x, 0), r"np.maximum does not .*use bv.relu\(x\) for np.maximum\(x, 0\)"),
+    (lambda x: np.power(x, 2), r"np.power does not .*write it with batchviz's ops"),
+    (lambda x: np.add.reduce(x), r"np.add.reduce does not work on a batchviz expression"),
+    (lambda x: np.float64(2.0) / x, r"unsupported operand types for np.divide: float64 and"),
+], ids=["tanh", "exp", "maximum", "power", "reduce", "divide-by"])
+def test_numpy_functions_name_the_batchviz_function(call, message):
+    """``np.tanh(x)`` cannot build a node; the error says what does."""
     with bv.Graph():
         x = bv.input([1.0, -2.0, 0.5])
-        with pytest.raises(TypeError, match="does not support ufuncs"):
-            np.exp(x)
+        with pytest.raises(TypeError, match=message):
+            call(x)
+
+
+def test_a_numpy_array_cannot_take_an_expression_in_place():
+    with bv.Graph():
+        x = bv.input([1.0, -2.0, 0.5])
+        data = np.ones(3)
+        with pytest.raises(TypeError, match=r"np.add\(\.\.\., out=\.\.\.\) cannot take a "
+                                            r"batchviz expression.*bv.input"):
+            data += x
+        np.testing.assert_array_equal(data, np.ones(3))
 
 
 def test_expression_inspection_and_values():

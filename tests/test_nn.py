@@ -16,7 +16,7 @@ from batchviz.backend import to_numpy
 from batchviz.data import Tree
 from batchviz.nn import MLP, BiLSTMBuilder, CharBiLSTMEmbedder, LSTMBuilder, TreeLSTMCell
 
-from conftest import STRATEGIES, assert_central_differences
+from helpers import STRATEGIES, assert_central_differences
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the benchmarks package
 

@@ -37,6 +37,13 @@ def _kernels_import_this_checkout(monkeypatch) -> None:
         [str(ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
 
 
+def _kernels_write_temporary_files_to(folder, monkeypatch) -> None:
+    """A notebook's ``tempfile`` files (01_figure1 saves its pages for the student to open)
+    go into the test's own folder, which pytest removes, not the machine's temp directory."""
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        monkeypatch.setenv(name, str(folder))
+
+
 def test_the_five_notebooks_are_there():
     assert [p.stem for p in notebook_paths()] == EXPECTED
 
@@ -75,8 +82,9 @@ def test_a_notebook_kernel_runs_on_this_sessions_backend(monkeypatch):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", notebook_paths(), ids=lambda p: p.stem)
-def test_notebook_runs_top_to_bottom(path, monkeypatch):
+def test_notebook_runs_top_to_bottom(path, monkeypatch, tmp_path):
     _kernels_import_this_checkout(monkeypatch)
+    _kernels_write_temporary_files_to(tmp_path, monkeypatch)
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     nb = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
@@ -95,7 +103,10 @@ def test_notebook_runs_top_to_bottom(path, monkeypatch):
         assert widgets >= 1, f"{path.name} shows no widget"
     if path.stem == "01_figure1":
         assert widgets == 4  # depth, agenda, compare, the user-written strategy
+        saved = sorted(p.name for p in tmp_path.glob("batchviz-*/*.html"))
+        assert saved == ["figure1-agenda.html", "figure1-depth-vs-agenda.html"], saved
     if path.stem == "05_speed":
         assert any("image/png" in o.get("data", {}) for o in outputs), "no plot"
+        assert not list(tmp_path.glob("batchviz-bench-*")), "the runs' JSON files were left"
     # the file on disk is untouched: executing never writes outputs back
     assert nbformat.read(path, as_version=4).cells[1].outputs == []

@@ -1,6 +1,7 @@
 """Model.save / Model.load: .npz files keyed by parameter name, never pickle; a file that does
 not fit the model is refused with a clear error and changes nothing."""
 import pickle
+import zipfile
 
 import numpy as np
 import pytest
@@ -14,6 +15,12 @@ def make_model(seed, hidden=4):
     LSTMBuilder(1, 3, hidden, model, name="lstm")
     model.add_lookup_parameters((5, 3), name="E")
     return model
+
+
+def write_zip(path, members):
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
 
 
 def snapshot(model):
@@ -75,22 +82,37 @@ def test_missing_and_unexpected_parameters_are_named(tmp_path):
         np.testing.assert_array_equal(values, before[name])
 
 
-def test_not_a_model_file(tmp_path):
+@pytest.mark.parametrize("name, write, why", [
+    ("notes.txt", lambda path: path.write_text("W = [[1, 2], [3, 4]]\n"), "is not an .npz archive"),
+    ("text.npz", lambda path: path.write_text("hello"), "is not an .npz archive"),
+    ("pickled.npz", lambda path: path.write_bytes(pickle.dumps({"E": np.zeros(3)})),
+     "is not an .npz archive"),
+    ("objects.npz",  # object arrays would need pickle to load: refused
+     lambda path: np.savez(path, E=np.array([None], dtype=object)),
+     "holds Python objects, not arrays of numbers"),
+    ("other.zip", lambda path: write_zip(path, {"readme.txt": b"hello"}),
+     "holds files that are not NumPy arrays: ['readme.txt']"),
+    ("broken.npz", lambda path: write_zip(path, {"E.npy": b"\x93NUMPY garbage"}), ""),
+], ids=["text", "text-named-npz", "pickle", "object-array", "other-zip", "damaged-npy"])
+def test_a_file_that_is_not_a_model_says_so(tmp_path, name, write, why):
+    """Any other file is refused with batchviz's error, not NumPy's advice about pickles."""
     model = make_model(seed=1)
-    text = tmp_path / "notes.npz"
-    text.write_text("hello")
-    with pytest.raises(ValueError, match="is not a batchviz model file"):
-        model.load(text)
-    pickled = tmp_path / "pickled.npz"
-    pickled.write_bytes(pickle.dumps({"lstm.l0.b": np.zeros(16)}))
-    with pytest.raises(ValueError, match="is not a batchviz model file"):
-        model.load(pickled)
-    objects = tmp_path / "objects.npz"
-    np.savez(objects, **{p.name: np.array([None], dtype=object) for p in model.parameters()})
-    with pytest.raises(ValueError, match="is not a batchviz model file"):
-        model.load(objects)  # object arrays would need pickle: refused
+    before = snapshot(model)
+    path = tmp_path / name
+    write(path)
+    with pytest.raises(bv.ModelFileError) as excinfo:
+        model.load(path)
+    message = str(excinfo.value)
+    assert message.startswith(f"{path} is not a batchviz .npz model file (one that Model.save "
+                              "writes)"), message
+    assert why in message and "pickle" not in message[len(str(path)):], message
+    for param, values in snapshot(model).items():
+        np.testing.assert_array_equal(values, before[param])
+
+
+def test_a_missing_file_is_python_s_error(tmp_path):
     with pytest.raises(FileNotFoundError):
-        model.load(tmp_path / "absent.npz")
+        make_model(seed=1).load(tmp_path / "absent.npz")
 
 
 def test_non_finite_values_are_refused(tmp_path):

@@ -17,7 +17,7 @@ from batchviz.schedule import DepthBatching, PendingView, average_depths, resolv
 from batchviz.trace import Step, Trace
 from batchviz.trace.record import snapshot_plan
 
-from conftest import STRATEGIES
+from helpers import STRATEGIES
 from models import Params, lstm_models_loss, random_dag_losses, random_tree, rnn_loss, tree_encode
 
 SETTINGS = settings(max_examples=20, deadline=None,

@@ -13,7 +13,7 @@ from batchviz import backend
 from batchviz.data import Vocab, synthetic_tagging
 from batchviz.nn import AdamTrainer, BiLSTMBuilder, SGDTrainer, train
 
-from conftest import STRATEGIES
+from helpers import STRATEGIES
 
 
 def quadratic_model(seed=0):

@@ -110,6 +110,22 @@ def test_every_exercise_folder_has_its_parts():
         assert f"pytest.mark.ex{n}" in next(folder.glob("test_*.py")).read_text()
 
 
+def test_tests_and_tutorials_collect_in_one_run():
+    """``pytest tests tutorials`` collects both folders: they have a ``conftest.py`` each, and
+    only one module can be ``conftest`` in ``sys.modules``, so the tests take what they share
+    from ``tests/helpers.py``, never ``from conftest import``."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests", "tutorials", "-m", "not browser",
+         "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"],
+        cwd=ROOT, env=clean_env(solutions=False), capture_output=True, text=True, timeout=300)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-4000:]
+    assert not re.search(r"\berrors?\b", output.splitlines()[-1]), output[-4000:]
+    collected = {line.split("::")[0].split("/")[0] for line in proc.stdout.splitlines()
+                 if "::" in line}
+    assert collected == {"tests", "tutorials"}, collected
+
+
 # --- the grade command ----------------------------------------------------------------------
 
 def mini_tutorials(tmp_path) -> Path:

@@ -54,7 +54,7 @@ class Tree:
         return order
 
     def leaves(self) -> list["Tree"]:
-        """Leaf nodes from left to right (their ``word``s spell the sentence)."""
+        """Leaf nodes from left to right: their ``word`` attributes spell the sentence."""
         return [node for node in self.nodes() if node.is_leaf]
 
     def words(self) -> list[str]:

@@ -12,7 +12,8 @@ import time
 import numpy as np
 
 from ..backend import state
-from ..schedule import FlatSchedule, PendingView, flat_schedule, resolve_strategy, schedule
+from ..schedule import (FlatSchedule, PendingView, Strategy, flat_schedule, resolve_strategy,
+                        schedule)
 from ..trace.record import graph_of, snapshot_plan
 from .arrays import graph_arrays
 from .bound import chain_bounds
@@ -27,14 +28,15 @@ TOP_SIGNATURES, TOP_BATCHES, TOP_SMALL = 10, 3, 5
 
 def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
     """Explain how the graph of ``loss`` batches under each of ``strategies`` (names or
-    Strategy objects; the graph's own strategy is added when it is not among them).
+    Strategy objects, or just one of them; the graph's own strategy is added when it is not
+    among them).
 
     Works before or after ``loss.value()`` and changes nothing: results, gradients and the
     graph's state are untouched. ``print()`` the result for the terminal report; in Jupyter
     it shows as an HTML table; ``.to_dict()`` gives the numbers."""
     t0 = time.perf_counter()
     graph, _ = graph_of(loss)
-    chosen = [resolve_strategy(s) for s in strategies]
+    chosen = [resolve_strategy(s) for s in _as_list(strategies)]
     if not chosen:
         raise ValueError("explain: give at least one strategy")
     if graph.strategy.name not in {s.name for s in chosen}:
@@ -119,6 +121,14 @@ def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
         launch_seconds=model.launch_seconds, flops_per_second=model.flops_per_second,
         flops=flops, seconds=time.perf_counter() - t0,
         _arrays=a, _graph=graph, _strips=strips)
+
+
+def _as_list(strategies) -> list:
+    """``strategies`` as a list: one name (``"depth"``) or one Strategy is one strategy, not
+    a sequence to iterate (a string would give its letters)."""
+    if isinstance(strategies, (str, Strategy, type)) or hasattr(strategies, "schedule"):
+        return [strategies]
+    return list(strategies)
 
 
 def _flat_snapshot(strategy, view: PendingView) -> FlatSchedule:

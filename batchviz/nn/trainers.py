@@ -62,7 +62,7 @@ class Trainer:
 class SGDTrainer(Trainer):
     """Plain SGD: ``p -= eta * g`` with ``eta = learning_rate / (1 + decay * epoch)``.
 
-    Call :meth:`new_epoch` after every pass over the data to decay the learning rate (DyNet's
+    Call :meth:`~batchviz.nn.SGDTrainer.new_epoch` after every pass over the data to decay the learning rate (DyNet's
     ``SimpleSGDTrainer`` with ``eta_decay``)."""
 
     def __init__(self, model, learning_rate: float = 0.1, decay: float = 0.0,
@@ -75,6 +75,7 @@ class SGDTrainer(Trainer):
         self.epoch = 0
 
     def new_epoch(self) -> None:
+        """Count one more pass over the data and decay the learning rate accordingly."""
         self.epoch += 1
         self.learning_rate = self.initial_learning_rate / (1.0 + self.decay * self.epoch)
 

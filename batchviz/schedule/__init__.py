@@ -13,18 +13,77 @@ from .lookahead import LookaheadBatching
 from .simple import DepthBatching, NoBatching
 from .view import PendingView
 
-STRATEGIES: dict[str, type] = {}
+#: registered name -> Strategy subclass or object; the built-in ones first
+STRATEGIES: dict[str, type] = {cls.name: cls for cls in (
+    NoBatching, DepthBatching, AgendaBatching, LookaheadBatching)}
+BUILT_IN = frozenset(STRATEGIES)
 
 
-def register_strategy(cls_or_obj, name: str | None = None):
-    """Make a strategy available by name (``bv.Graph(strategy=name)``). Usable as a decorator."""
-    key = name or cls_or_obj.name
-    STRATEGIES[key] = cls_or_obj
-    return cls_or_obj
+def register_strategy(strategy, name: str | None = None, *, replace: bool = False):
+    """Make ``strategy`` (a :class:`Strategy` subclass or object) available by name:
+    ``bv.Graph(strategy=name)``, ``bv.explain(loss, strategies=[name])``. Usable as a
+    decorator. ``name`` defaults to the strategy's ``name`` attribute.
+
+    The built-in names (``"none"``, ``"depth"``, ``"agenda"``, ``"lookahead"``) are refused
+    unless ``replace=True``: a student's strategy that happened to be called ``"agenda"``
+    would otherwise silently take the place of the one every notebook compares against.
+    A name you registered yourself may be registered again (re-running a notebook cell)."""
+    _check_registration(strategy, name)
+    key = strategy.name if name is None else name
+    if key in BUILT_IN and not replace:
+        raise ValueError(
+            f"{key!r} is the name of a built-in strategy; give yours another name, or pass "
+            f"replace=True to replace the built-in {key!r}")
+    STRATEGIES[key] = strategy
+    return strategy
 
 
-for _cls in (NoBatching, DepthBatching, AgendaBatching, LookaheadBatching):
-    register_strategy(_cls)
+def _check_registration(strategy, name) -> None:
+    """TypeErrors that say which argument is which: ``register_strategy(strategy, name)``."""
+    if isinstance(strategy, str):
+        swapped = "" if name is None else (
+            f" and {_describe(name)} second: call register_strategy({_name_of(name)}, "
+            f"{strategy!r})")
+        raise TypeError(
+            "register_strategy(strategy, name) takes the strategy first and its name second; "
+            f"got the string {strategy!r} first{swapped}")
+    problem = _not_a_strategy(strategy)
+    if problem:
+        raise TypeError(f"register_strategy needs a bv.Strategy subclass or object: {problem}")
+    own_name = getattr(strategy, "name", None)
+    if name is None and not (isinstance(own_name, str) and own_name not in ("", "?")):
+        raise TypeError(f"{_describe(strategy)} has no name: set name = \"...\" in the class, "
+                        "or call register_strategy(strategy, \"my-name\")")
+    if name is not None and not (isinstance(name, str) and name):
+        raise TypeError(f"a strategy's name must be a non-empty string, got {_describe(name)}")
+
+
+def _not_a_strategy(strategy) -> str:
+    """What keeps ``strategy`` from being registered, or "" if nothing: a Strategy subclass
+    that defines ``schedule``, or an object with a ``schedule`` method (strategies are
+    duck-typed where they are used)."""
+    if isinstance(strategy, type):
+        if not issubclass(strategy, Strategy):
+            return f"{_describe(strategy)} does not subclass bv.Strategy"
+        if strategy.schedule is Strategy.schedule:
+            return f"{_describe(strategy)} defines no schedule(self, view) method"
+        return ""
+    if isinstance(strategy, Strategy) and type(strategy).schedule is Strategy.schedule:
+        return f"{_describe(strategy)} defines no schedule(self, view) method"
+    if not callable(getattr(strategy, "schedule", None)):
+        return f"{_describe(strategy)} has no schedule(view) method"
+    return ""
+
+
+def _name_of(value) -> str:
+    """How the user's code probably spells ``value``: its class name."""
+    return value.__name__ if isinstance(value, type) else f"{type(value).__name__}()"
+
+
+def _describe(value) -> str:
+    if isinstance(value, type):
+        return f"the class {value.__name__}"
+    return f"{type(value).__name__} {value!r}"
 
 
 def resolve_strategy(strategy) -> Strategy:
@@ -41,7 +100,7 @@ def resolve_strategy(strategy) -> Strategy:
         return strategy()
     if isinstance(strategy, Strategy) or callable(getattr(strategy, "schedule", None)):
         return strategy
-    raise TypeError(f"strategy must be a name or a bv.Strategy, got {type(strategy).__name__}")
+    raise TypeError(f"strategy must be a name or a bv.Strategy, got {_describe(strategy)}")
 
 
 __all__ = ["Strategy", "PendingView", "PendingArrays", "Schedule", "FlatSchedule",

@@ -1,0 +1,51 @@
+"""What several test modules share: the strategy names, the central-difference check and
+the project's metadata (pyproject.toml).
+
+A module of its own, imported as ``from helpers import ...``: ``conftest.py`` is pytest's
+plugin file, and a second ``conftest`` (the tutorials' one) takes its place in
+``sys.modules`` when ``pytest tests tutorials`` collects both folders, so names imported
+from ``conftest`` would come from the wrong file."""
+import re
+from pathlib import Path
+
+import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = None
+
+REPO = Path(__file__).resolve().parent.parent
+STRATEGIES = ("none", "depth", "agenda", "lookahead")
+
+
+def assert_central_differences(param, loss_value, analytic, entries, eps=1e-6, rel=1e-5,
+                               abs=1e-8, what="entry"):
+    """``analytic[entry]`` (a gradient of ``param``) equals the central difference of
+    ``loss_value()`` (a loss computed unbatched) at every ``entry`` of ``param``; ``param``
+    is left as it was."""
+    base = param.value()
+    for entry in entries:
+        plus, minus = base.copy(), base.copy()
+        plus[entry] += eps
+        minus[entry] -= eps
+        param.set_value(plus)
+        fp = loss_value()
+        param.set_value(minus)
+        fm = loss_value()
+        param.set_value(base)
+        assert analytic[entry] == pytest.approx((fp - fm) / (2 * eps), rel=rel, abs=abs), (
+            f"{what} {entry} of {param.name}")
+
+
+def pyproject() -> dict:
+    """This checkout's ``pyproject.toml`` (not the installed metadata, which may be older)."""
+    if tomllib is None:
+        pytest.skip("reading pyproject.toml needs Python 3.11's tomllib")
+    return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def requirement_name(requirement: str) -> str:
+    """The distribution a requirement names, normalised: ``"Jupyter_Lab>=4"`` -> ``jupyter-lab``."""
+    name = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement).group(1)
+    return re.sub(r"[-_.]+", "-", name).lower()

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import batchviz as bv
-from batchviz.explain.arrays import graph_arrays
+from batchviz.plan.arrays import graph_arrays
 from batchviz.explain.bound import chain_bounds
 from batchviz.schedule import (AgendaBatching, DepthBatching, PendingView, resolve_strategy,
                                validate_schedule)

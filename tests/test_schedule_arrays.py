@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import batchviz as bv
-from batchviz.explain.arrays import graph_arrays
+from batchviz.plan.arrays import graph_arrays
+from batchviz.plan.vectorized import count_copies
 from batchviz.explain.bound import chain_bounds
 from batchviz.explain.flops import total_flops
 from batchviz.schedule import (AgendaBatching, DepthBatching, FlatSchedule, NoBatching,
@@ -420,7 +421,10 @@ def check_analyses(graph):
     for strategy in (NoBatching(), DepthBatching(), AgendaBatching(), LookaheadBatching()):
         batches = strategy.schedule(view)
         assert flat_schedule(strategy, view).batches() == batches
-        assert snapshot_plan(graph, batches).copy_counts() == reference_copies(graph, batches)
+        planned = snapshot_plan(graph, batches).copy_counts()
+        assert planned == reference_copies(graph, batches)
+        counted = count_copies(a, flat_schedule(strategy, view))  # the vectorized twin
+        assert (counted.copies, counted.copies_avoided, counted.elements_copied) == planned
     assert total_flops(graph, a) == reference_flops(graph)
     assert chain_bounds(a) == reference_chain_bounds(graph)
 

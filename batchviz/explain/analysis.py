@@ -14,8 +14,9 @@ import numpy as np
 from ..backend import state
 from ..schedule import (FlatSchedule, PendingView, Strategy, flat_schedule, resolve_strategy,
                         schedule)
-from ..trace.record import graph_of, snapshot_plan
-from .arrays import graph_arrays
+from ..trace.record import graph_of
+from ..plan.arrays import graph_arrays
+from ..plan.vectorized import count_copies
 from .bound import chain_bounds
 from .costmodel import cost_model
 from .diagnose import small_batch_reason, verdict
@@ -53,7 +54,8 @@ def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
     top_sig = int(a.sig.max()) + 1 if a.n else 1
     for strategy in chosen:
         flat = _flat_snapshot(strategy, view)
-        copies, avoided, elements = snapshot_plan(graph, flat.batches()).copy_counts()
+        counts = count_copies(a, flat)  # the plan's copy counts, a whole schedule at once
+        copies, avoided, elements = counts.copies, counts.copies_avoided, counts.elements_copied
         kernels = len(flat) + copies
         results[strategy.name] = StrategyResult(
             name=strategy.name, batches=len(flat), kernels=kernels, copies=copies,

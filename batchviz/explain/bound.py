@@ -15,7 +15,7 @@ the lookahead strategy runs the other way, over users).
 from __future__ import annotations
 
 from ..schedule.chains import signature_chains
-from .arrays import GraphArrays
+from ..plan.arrays import GraphArrays
 
 
 def chain_bounds(a: GraphArrays) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .arrays import GraphArrays
+from ..plan.arrays import GraphArrays
 
 #: ops whose work is matrix products ``W @ x``: the first argument position holding a ``W``
 #: and the stride to the next one (each ``W`` is followed by its ``x``)

@@ -21,7 +21,8 @@ import numbers
 
 from .. import ops
 from ..errors import ShapeError
-from ..ops.lstm_steps import SequenceBuilder, lstm_step_cell
+from ..ops.lstm_sequences import SequenceBuilder
+from ..ops.lstm_steps import lstm_step_cell
 
 
 def _dims(input_dim) -> tuple:

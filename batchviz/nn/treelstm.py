@@ -12,7 +12,7 @@ reads only the cell block of what each child keeps.
 """
 from __future__ import annotations
 
-from ..ops.lstm_steps import UnitBuilder, lstm_unit
+from ..ops.lstm_units import UnitBuilder, lstm_unit
 
 
 class TreeLSTMCell:

@@ -9,12 +9,15 @@ from .scalar import *  # noqa: F401,F403
 from .structure import *  # noqa: F401,F403
 from .lstm import *  # noqa: F401,F403
 from .lstm_steps import *  # noqa: F401,F403
+from .lstm_sequences import *  # noqa: F401,F403
+from .lstm_units import *  # noqa: F401,F403
 from .columns import *  # noqa: F401,F403
 from . import elementwise, leaves, linalg, losses, random, reductions, scalar, structure
-from . import columns, lstm, lstm_steps
+from . import columns, lstm, lstm_sequences, lstm_steps, lstm_units
 
 __all__ = sorted(set(
     elementwise.__all__ + leaves.__all__ + linalg.__all__ + losses.__all__ + random.__all__
     + reductions.__all__ + scalar.__all__ + structure.__all__ + lstm.__all__ + lstm_steps.__all__
+    + lstm_sequences.__all__ + lstm_units.__all__
     + columns.__all__
 ))

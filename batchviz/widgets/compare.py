@@ -17,6 +17,7 @@ import ipywidgets as widgets
 from ..trace import Trace
 from ..trace.record import graph_of
 from ..viz import captions, fit_caption_width
+from .static_html import page_html, write_page
 from .stepper import DEFAULT_INTERVAL, Stepper, trace_for
 
 DEFAULT_STRATEGIES = ("depth", "agenda")
@@ -117,8 +118,6 @@ class Compare(widgets.VBox):
 
     # --- outside Jupyter ----------------------------------------------------------------
     def to_html(self, title: str | None = None) -> str:
-        from .static_html import page_html
-
         names = " vs ".join(p.strategy for p in self.panes)
         return page_html([p.frames for p in self.panes], title=title or f"batchviz \u00b7 {names}",
                          interval=self.panes[0].play.interval, linked=self.linked)
@@ -126,8 +125,6 @@ class Compare(widgets.VBox):
     def save_html(self, path, title: str | None = None):
         """Write a self-contained page with the panes side by side, each with its controls,
         and the link toggle; no network, no Jupyter. Returns the path."""
-        from .static_html import write_page
-
         return write_page(path, self.to_html(title))
 
     def __repr__(self) -> str:

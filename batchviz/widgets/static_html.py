@@ -19,6 +19,9 @@ from .player_js import PLAYER_JS
 from .style import CSS
 from .svgtext import split_pieces
 
+#: the player's speeds, in the widget and on a saved page: (label, milliseconds per step)
+SPEEDS = (("1 step/s", 1000), ("2 steps/s", 500), ("4 steps/s", 250), ("8 steps/s", 125))
+
 PAGE_CSS = """
 body { font-family: Helvetica, Arial, sans-serif; margin: 12px 16px; color: #111; }
 h1 { font-size: 18px; margin: 0 0 8px 0; }
@@ -95,8 +98,6 @@ def page_html(frames_list: list, *, title: str, interval: int = 500, linked: boo
               speeds=None) -> str:
     """The page for one pane per :class:`~batchviz.widgets.frames.StepFrames`.
     ``linked``: None for a single pane; True/False: the link toggle's first state."""
-    from .stepper import SPEEDS
-
     pool = StringPool()
     panes = [pane_data(f, pool) for f in frames_list]
     data = {"pool": pool.strings, "panes": panes, "interval": int(interval),

@@ -17,10 +17,10 @@ import ipywidgets as widgets
 from ..trace import Trace
 from ..trace import trace as make_trace
 from .frames import StepFrames
+from .static_html import SPEEDS, page_html, write_page
 from .style import style_tag
 
 #: (label, milliseconds between steps) offered by the speed control
-SPEEDS = (("1 step/s", 1000), ("2 steps/s", 500), ("4 steps/s", 250), ("8 steps/s", 125))
 DEFAULT_INTERVAL = 500
 ORIENTATIONS = ("row", "column")
 
@@ -196,8 +196,6 @@ class Stepper(widgets.VBox):
     # --- outside Jupyter ----------------------------------------------------------------
     def to_html(self, title: str | None = None) -> str:
         """A self-contained page that steps through this trace (see :meth:`save_html`)."""
-        from .static_html import page_html
-
         return page_html([self.frames], title=title or f"batchviz \u00b7 {self.strategy}",
                          interval=self.play.interval)
 
@@ -205,8 +203,6 @@ class Stepper(widgets.VBox):
         """Write a self-contained HTML page with every step's picture and tables and the
         same controls (play/pause, back, forward, slider, speed) in a few lines of plain
         JavaScript: no network, no Jupyter. Returns the path."""
-        from .static_html import write_page
-
         return write_page(path, self.to_html(title))
 
     def __repr__(self) -> str:

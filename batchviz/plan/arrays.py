@@ -1,4 +1,6 @@
-"""A graph's node lists as NumPy arrays, so that a 100k-node graph is analysed in C loops.
+"""What the layout rule needs of every node and argument, as NumPy arrays: the pending
+view's arrays (:class:`~batchviz.schedule.arrays.PendingArrays`, built once) and, per node and
+per argument entry, the sizes, blocks and kinds of read the plan looks at.
 
 ``explain`` looks at every node several times (three schedules' memory layouts, the lower
 bound, the flop count); doing that in Python would cost more than building the graph did.

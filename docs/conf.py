@@ -63,7 +63,8 @@ autodoc_typehints = "signature"
 autodoc_preserve_defaults = True   # show strategy="agenda", not a repr of the value
 # Types from NumPy's own documentation: without network access (no intersphinx) there is
 # no page to link them to. Nothing of batchviz's own may be listed here.
-nitpick_ignore = [("py:class", "numpy.ndarray"), ("py:class", "numpy.dtype")]
+nitpick_ignore = [("py:class", "numpy.ndarray"), ("py:class", "numpy.dtype"),
+                  ("py:class", "np.ndarray")]
 
 # --- HTML --------------------------------------------------------------------------------
 html_theme = "sphinx_book_theme"

@@ -1,6 +1,6 @@
 """The arrays behind a plan: arenas, the pool they come from, and the index arrays of copies.
 
-Nothing here decides anything: the plan (:mod:`batchviz.plan`) says which arena each batch
+Nothing here decides anything: the plan (:func:`~batchviz.plan.plan`) says which arena each batch
 writes and how each argument is read; this module holds the flat arrays and builds the
 views and indices that carry those decisions out, on NumPy or CuPy.
 """

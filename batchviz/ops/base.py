@@ -95,7 +95,7 @@ class Op:
 
         The executor lays a batch of ``n`` such nodes out *block by block*: all ``n``
         values back to back, then all ``n`` second blocks, and so on, and the kernel
-        (which must write its output, :attr:`writes_output`) gets its segment as one
+        (which must write its output, ``writes_output``) gets its segment as one
         ``(blocks, n) + shape`` array. The values of a batch are then one contiguous
         block for every reader, and every block is a contiguous ``(n,) + shape`` array
         for the kernel: no strided or transposed memory. ``lstm_step`` keeps ``K + 5``

@@ -1,7 +1,7 @@
 """The kinds of gradient an op's backward kernel may return, besides a plain array.
 
 The executor adds each argument position's gradient to where the arguments live
-(:mod:`batchviz.execute.backward`). Three kinds say more than an array would, so that
+(:func:`~batchviz.execute.execute_backward`). Three kinds say more than an array would, so that
 nothing large is made only to be added back:
 
 * :class:`WeightGradient` - ``g^T x`` for a shared matrix ``W`` of ``W @ x``, not computed

@@ -81,7 +81,8 @@ def plan(graph, batches: list, layout: Layout, start: int) -> Plan:
 
 
 def plan_batch(graph, layout: Layout, batch: list, sizes) -> BatchPlan:
-    """One batch's plan (its nodes already placed by :func:`place_batches`)."""
+    """One batch's plan (its nodes already placed by
+    :func:`~batchviz.plan.layout.place_batches`)."""
     first = batch[0]
     info = graph.sigtab[graph.sigs[first]]
     op, n = info.op, len(batch)

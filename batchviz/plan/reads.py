@@ -3,18 +3,15 @@
 A batch's kernel takes each argument position as one block, the ``H`` of ``W @ H`` (§3.3).
 Where the argument nodes lie decides how that block is obtained:
 
-===============  ==========================================================  ===========
-kind             when                                                        copies
-===============  ==========================================================  ===========
-:class:`Shared`  every node of the batch has the same argument (``W``)        none: once
-:class:`View`    the arguments lie back to back in one arena, in batch order  none
-:class:`Strided` evenly spaced further apart than their size, and the kernel  none
-                 takes a batch axis (or they are scalars)
-:class:`Concat`  they are several whole earlier batches, one after another    one
-:class:`Copy`    anywhere else in one arena: one gather (App. B)              one
-:class:`CopyFromArenas`  in several arenas (a graph run more than once)       one per arena
-:class:`Stack`   a parameter among them: node by node                         one
-===============  ==========================================================  ===========
+- :class:`Shared`: every node of the batch has the same argument (``W``): read once;
+- :class:`View`: the arguments lie back to back in one arena, in batch order: no copy;
+- :class:`Strided`: evenly spaced further apart than their size, and the kernel takes a
+  batch axis (or they are scalars): no copy either;
+- :class:`Concat`: they are several whole earlier batches, one after another: one copy;
+- :class:`Copy`: anywhere else in one arena: one gather (App. B);
+- :class:`CopyFromArenas`: in several arenas (a graph run more than once): one gather per
+  arena;
+- :class:`Stack`: a parameter among them: node by node.
 
 Each kind is an immutable record of *where* (arena number and element offsets), decided
 once per run by :func:`read_of` and carried out by the executor, forward (read the block)

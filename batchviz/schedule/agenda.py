@@ -140,7 +140,8 @@ def replay(view, batches: list, strategy) -> None:
 def record_decisions(strategy, view) -> tuple:
     """``(batches, log)``: ``strategy``'s schedule of ``view``, checked as the runtime checks
     it, and its decisions (a :class:`~batchviz.schedule.decisions.DecisionLog`) as the
-    strategy recorded them while it scheduled, or as :func:`replay` records them."""
+    strategy recorded them while it scheduled, or, for a strategy that does not schedule with
+    the agenda loop, as the loop records them walking its batches (``replay``)."""
     view.decisions = log = DecisionLog()
     try:
         batches = schedule(strategy, view)
@@ -156,10 +157,13 @@ def record_decisions(strategy, view) -> tuple:
 
 
 class AgendaStrategy(Strategy):
-    """A strategy that is a rule over the agenda: write :meth:`rule`; the loop, the counting
-    down and the recording of decisions for traces are the agenda's (:func:`run_agenda`)."""
+    """A strategy that is a rule over the agenda: write :meth:`~batchviz.AgendaStrategy.rule`;
+    the loop, the counting down and the recording of decisions for traces are the agenda's
+    (:func:`~batchviz.schedule.run_agenda`)."""
 
     def rule(self, view) -> Rule:
+        """The :class:`~batchviz.Rule` that chooses this strategy's batches on ``view`` (a new
+        one per schedule: a rule may keep counts)."""
         raise NotImplementedError(f"{type(self).__name__}: an AgendaStrategy returns its Rule "
                                   "from rule(view)")
 

@@ -127,8 +127,9 @@ class FlatSchedule(NamedTuple):
 
 def schedule(strategy, view: PendingView) -> list:
     """``strategy``'s batches for ``view``: what the runtime runs and the traces show. A
-    strategy that is not built in is checked (:func:`validate_schedule`) before anything
-    runs, so that a mistake in it is an error that names the problem, never wrong values."""
+    strategy that is not built in is checked (:func:`~batchviz.validate_schedule`) before
+    anything runs, so that a mistake in it is an error that names the problem, never wrong
+    values."""
     batches = strategy.schedule(view)
     if getattr(strategy, "trusted", False):
         return batches

@@ -65,16 +65,19 @@ class DecisionLog:
 class Rule:
     """How a strategy on the agenda chooses the next batch, and says why.
 
-    Subclasses give ``key_names`` and :meth:`key`; the group with the lowest key runs
-    (ties: the lower signature id), all its agenda nodes unless :meth:`nodes` takes fewer.
-    :meth:`ran` is told every batch and the nodes it made ready, for rules that keep
-    counts. :meth:`reason` and :meth:`waits` put the key in words; their defaults name the
+    Subclasses give ``key_names`` and :meth:`~batchviz.Rule.key`; the group with the lowest key runs
+    (ties: the lower signature id), all its agenda nodes unless :meth:`~batchviz.Rule.nodes`
+    takes fewer.
+    :meth:`~batchviz.Rule.ran` is told every batch and the nodes it made ready, for rules that keep
+    counts. :meth:`~batchviz.Rule.reason` and :meth:`~batchviz.Rule.waits` put the key in words; their defaults name the
     key's first column that differs."""
 
     key_names: tuple = ()
 
     def key(self, signature: int, agenda) -> tuple:
-        raise NotImplementedError
+        """What the rule ranks the group of ``signature`` on ``agenda`` by: a tuple, one value
+        per ``key_names`` entry; the lowest runs first (see :meth:`~batchviz.Rule.choose`)."""
+        raise NotImplementedError(f"{type(self).__name__} must define key(signature, agenda)")
 
     def choose(self, agenda) -> int:
         """The signature of the next batch: the lowest key on the agenda."""

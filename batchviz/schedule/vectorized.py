@@ -38,7 +38,7 @@ def depth_batches(view) -> FlatSchedule:
 def agenda_batches(view, rank: np.ndarray, choice) -> FlatSchedule:
     """The agenda's schedule, a batch at a time. ``rank``: per signature id, its place in
     the rule's order (-1: no pending node); ``choice``: picks the next rank from the agenda
-    (:class:`BestPriority`, the paper's rule, or a rule's vectorized form with the same
+    (``BestPriority``, the paper's rule, or a rule's vectorized form with the same
     ``pick(agenda)`` and ``ran(rank, ready)``)."""
     a = view.arrays()
     if len(a.nodes) == 0:

@@ -14,19 +14,27 @@ import batchviz as bv
 from batchviz import graph as graph_module
 
 
-def _batchviz_temp_entries() -> set:
-    return {p.name for p in Path(tempfile.gettempdir()).glob("batchviz-*")}
-
-
 @pytest.fixture(scope="session", autouse=True)
-def _no_temp_files_left_behind():
+def _no_temp_files_left_behind(tmp_path_factory):
     """Fails the run (an error at its last test's teardown) when tests left ``batchviz-*``
     files or folders in the temp directory, as notebooks and tools name theirs; a test
-    writes into its own ``tmp_path``, which pytest cleans up."""
-    before = _batchviz_temp_entries()
-    yield
-    left = sorted(_batchviz_temp_entries() - before)
-    assert not left, (f"the tests left {left} in {tempfile.gettempdir()}: write into pytest's "
+    writes into its own ``tmp_path``, which pytest cleans up. The session's temp directory
+    is one of its own (``TMPDIR``, which subprocesses and notebook kernels inherit), so
+    that other programs running on the machine are not counted."""
+    own = tmp_path_factory.mktemp("tempdir")
+    saved = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = str(own)
+    tempfile.tempdir = str(own)
+    try:
+        yield
+    finally:
+        if saved[0] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved[0]
+        tempfile.tempdir = saved[1]
+    left = sorted(p.name for p in Path(own).glob("batchviz-*"))
+    assert not left, (f"the tests left {left} in the temp directory: write into pytest's "
                       "tmp_path (or remove what you make)")
 
 

@@ -108,7 +108,7 @@ def check_api_reference(site: Path) -> None:
     missing = sorted(expected - anchors)
     assert not missing, f"not in the API reference (docs/api.rst): {missing}"
     # docstrings made it, not only the names
-    assert "Finish the current graph and start a new one" in text(api)
+    assert "Finish the open graph and open a new one" in text(api)
 
 
 def check_concept_pages(site: Path) -> None:

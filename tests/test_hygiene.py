@@ -103,7 +103,7 @@ def test_the_suite_fails_when_a_test_leaves_temp_files(tmp_path, leaky):
     output = run.stdout + run.stderr
     if leaky:
         assert run.returncode != 0, output
-        assert re.search(r"the tests left \['batchviz-left-\w+'\] in " + re.escape(str(temp)),
+        assert re.search(r"the tests left \['batchviz-left-\w+'\] in the temp directory",
                          output), output
     else:
         assert run.returncode == 0, output

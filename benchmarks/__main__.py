@@ -1,11 +1,13 @@
 """``python -m benchmarks TASK [--quick] [--json PATH] [--repeat N] [--modes M,...]
-[--backend cupy]``.
+[--backend cupy] [--rev REV]``.
 
 Every task takes ``--quick`` (small sizes, the same code path: the CI smoke test),
 ``--json PATH`` (a machine-readable copy of the results), ``--repeat N`` (timed rounds
 per mode, the fastest counts; 3 by default, as in the paper) and ``--modes`` (time only
 these modes, e.g. ``depth,agenda``: many rounds of a close comparison without paying for
-``none``; such a partial run leaves ``results/`` as it was)."""
+``none``; such a partial run leaves ``results/`` as it was). ``against --rev REV``
+times this checkout's agenda step against commit ``REV``'s, alternating, ``--repeat``
+rounds."""
 from __future__ import annotations
 
 import argparse
@@ -24,10 +26,11 @@ TASKS = {
     "report": "report",
     "products": "products",
     "hosttime": "hosttime",
+    "against": "against",
 }
 
 #: tasks that are not training runs: no modes, and not part of ``all``
-NOT_TRAINING = ("overhead", "report", "products", "hosttime")
+NOT_TRAINING = ("overhead", "report", "products", "hosttime", "against")
 ALL = [name for name in TASKS if name not in NOT_TRAINING]
 
 
@@ -43,6 +46,8 @@ def main(argv=None) -> int:
     parser.add_argument("--modes", metavar="M,...",
                         help="time only these modes, comma-separated (e.g. depth,agenda); "
                              "results/ is not updated by such a partial run")
+    parser.add_argument("--rev", default="HEAD",
+                        help="against: the commit to time this checkout against (default HEAD)")
     parser.add_argument("--backend", choices=("numpy", "cupy"),
                         help="run on this backend (default: BATCHVIZ_BACKEND, else numpy); "
                              "CuPy results are saved under results/gpu/")
@@ -79,6 +84,9 @@ def main(argv=None) -> int:
         for name in names:
             module = importlib.import_module(f"benchmarks.{TASKS[name]}")
             try:
+                if name == "against":
+                    payloads[name] = module.run(quick=args.quick, rev=args.rev, rounds=args.repeat)
+                    continue
                 payloads[name] = module.run(quick=args.quick)
             except harness.NoSuchModes as exc:
                 if args.task != "all":

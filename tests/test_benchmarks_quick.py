@@ -234,3 +234,18 @@ def test_hosttime_benchmark_times_the_executor_and_the_kernels(tmp_path, capsys)
         assert 0 < sum(p["ms"] for p in parts.values()) < entry["step_ms"]
     assert results["agenda"]["parts"]["plan layout"]["calls"] == 1
     assert (forward.read_block, LSTMStep.__dict__["forward"]) == originals
+
+
+def test_against_times_one_side_and_reports_the_paired_rounds(capsys):
+    """``python -m benchmarks against``: one side's steps in a fresh process (this
+    checkout, the overhead task, quick sizes), and the paired report of rounds."""
+    from benchmarks import against
+
+    steps = against.side_steps(against.ROOT, "overhead", quick=True, repeat=1)
+    assert len(steps) == 1 and steps[0] > 0
+    payload = against.report("v0", {"synthetic": {"old": [2.0, 2.2, 2.1, 2.0, 2.3],
+                                                  "new": [1.0, 1.1, 1.0, 1.2, 1.1]}}, 5)
+    out = capsys.readouterr().out
+    assert "synthetic" in out and "5 of 5" in out
+    paired = payload["paired"]["synthetic"]
+    assert paired["faster_rounds"] == 5 and paired["interval_95"][0] > 1.5

@@ -1,0 +1,122 @@
+"""``python -m benchmarks against REV``: this checkout's training step against another
+commit's, old and new code alternating in one sitting.
+
+A change to the runtime must not slow the step down. Two runs timed an hour apart on a
+small, shared machine differ by more than most changes do, so this task checks ``REV`` out
+into a temporary worktree and times the two checkouts in turns, round after round, each
+round in fresh processes: the agenda's training step on the synthetic task, the Tree-LSTM
+task and the overhead benchmark's 150k-node BiLSTM graph (construction, forward and
+backward of one minibatch). It prints, per task, the median step of each side and the
+paired comparison of the rounds (:func:`~benchmarks.harness.paired_comparisons`): the
+median over rounds of old/new, a 95% interval for it, and in how many rounds the new code
+was faster. An interval that holds 1 is a tie within this machine's noise.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .common import format_table, machine_info
+from .harness import paired_comparisons, paired_lines
+
+ROOT = Path(__file__).resolve().parents[1]
+TASKS = ("synthetic", "treelstm", "overhead")
+#: one overhead step in the checkout of the current directory: construction, forward and
+#: backward of the agenda on the 150k-node BiLSTM graph (``benchmarks/overhead.py``); prints
+#: one JSON list of step seconds
+OVERHEAD_STEPS = """
+import json, sys, time
+import numpy as np
+from benchmarks.overhead import FULL, QUICK, Tagger, build
+sizes = QUICK if sys.argv[1] == "quick" else FULL
+rng = np.random.default_rng(0)
+data = [(rng.integers(0, sizes["vocab"], size=sizes["length"]),
+         rng.integers(0, sizes["labels"], size=sizes["length"]))
+        for _ in range(sizes["instances"])]
+tagger = Tagger(sizes)
+steps = []
+for k in range(int(sys.argv[2]) + 1):  # the first step warms up
+    t0 = time.perf_counter()
+    graph, loss = build(tagger, data, "agenda")
+    loss.value()
+    loss.backward()
+    seconds = time.perf_counter() - t0
+    tagger.model.zero_grad()
+    graph.finish()
+    if k:
+        steps.append(seconds)
+print(json.dumps(steps))
+"""
+
+
+def side_steps(root: Path, task: str, quick: bool, repeat: int) -> list:
+    """Step seconds of ``task`` (agenda) in the checkout at ``root``, in a fresh process."""
+    env = dict(os.environ, PYTHONPATH=str(root))
+    if task == "overhead":
+        out = subprocess.run([sys.executable, "-c", OVERHEAD_STEPS,
+                              "quick" if quick else "full", str(repeat)],
+                             cwd=root, env=env, capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    with tempfile.TemporaryDirectory(prefix="batchviz-against-") as tmp:
+        path = Path(tmp) / "out.json"
+        args = [sys.executable, "-m", "benchmarks", task, "--modes", "agenda", "--repeat",
+                str(repeat), "--json", str(path)] + (["--quick"] if quick else [])
+        subprocess.run(args, cwd=root, env=env, capture_output=True, text=True, check=True)
+        return json.loads(path.read_text())["results"]["agenda"]["round_totals_s"]
+
+
+def worktree(rev: str, where: Path) -> Path:
+    subprocess.run(["git", "worktree", "add", "--detach", str(where), rev], cwd=ROOT,
+                   check=True, capture_output=True, text=True)
+    return where
+
+
+def run(quick: bool = False, rev: str = "HEAD", rounds: int = 5, tasks=TASKS) -> dict:
+    from tqdm.auto import tqdm
+
+    repeat = 1 if quick else 2
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="batchviz-against-") as tmp:
+        old = worktree(rev, Path(tmp) / "old")
+        try:
+            sides = {"old": old, "new": ROOT}
+            with tqdm(total=len(tasks) * rounds * 2, desc=f"against {rev}", disable=None) as bar:
+                for task in tasks:
+                    medians = {"old": [], "new": []}
+                    for k in range(rounds):
+                        order = ("old", "new") if k % 2 == 0 else ("new", "old")
+                        for side in order:  # the two sides take turns, and take turns first
+                            steps = side_steps(sides[side], task, quick, repeat)
+                            medians[side].append(float(np.median(steps)))
+                            bar.update()
+                    results[task] = medians
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT,
+                           capture_output=True, text=True)
+    return report(rev, results, rounds)
+
+
+def report(rev: str, results: dict, rounds: int) -> dict:
+    rows, comparisons = [], {}
+    for task, medians in results.items():
+        (comparison,) = paired_comparisons({"old": medians["old"], "new": medians["new"]})
+        comparisons[task] = comparison
+        interval = comparison.get("interval_95")
+        rows.append([task, np.median(medians["old"]) * 1e3, np.median(medians["new"]) * 1e3,
+                     comparison["median_ratio"],
+                     f"{interval[0]:.3f}-{interval[1]:.3f}" if interval else "-",
+                     f"{comparison['faster_rounds']} of {comparison['rounds']}"])
+    print(format_table(["task (agenda step)", f"{rev} ms", "this checkout ms",
+                        "old/new (median)", "95% interval", "new faster"], rows,
+                       title=f"this checkout against {rev}: {rounds} rounds, old and new "
+                             "alternating, each round's median step"))
+    for task, comparison in comparisons.items():
+        print(f"{task}: " + paired_lines([comparison])[0])
+    return {"task": "against", "rev": rev, "rounds": rounds, "machine": machine_info(),
+            "step_medians_s": results, "paired": comparisons}

@@ -15,6 +15,8 @@ import sys
 import traceback
 
 from .errors import NoGraphError
+from .examples import figure1
+from .explain import explain
 from .expression import Expression
 from .graph import current_graph, graph_scope
 from .runtime import Graph
@@ -124,8 +126,6 @@ def _emit(explanation, options) -> None:
 
 
 def cmd_explain(options) -> int:
-    from .explain import explain
-
     path = options.script
     if not os.path.isfile(path):
         print(f"batchviz explain: no such script: {path}", file=sys.stderr)
@@ -151,9 +151,6 @@ def cmd_explain(options) -> int:
 
 
 def cmd_demo(options) -> int:
-    from .examples import figure1
-    from .explain import explain
-
     graph, loss, _ = figure1("agenda", lengths=tuple(options.lengths))
     try:
         print(f"The paper's Figure 1: RNN regression over {len(options.lengths)} sequences of "

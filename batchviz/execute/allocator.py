@@ -3,9 +3,9 @@
 Every batch's kernels return fresh arrays (a Tree-LSTM's backward pass makes hundreds of
 them, megabytes each). glibc's ``malloc`` serves large requests with ``mmap`` and gives
 freed memory back to the operating system, so the next minibatch's arrays arrive as
-untouched pages, and the first write to every page faults. On this project's 2-core
-machine that was a sixth of a Tree-LSTM training step (the backward pass went from about
-57 to 44 ms, ``docs/benchmarks.md``). DyNet allocates its pools once and resets them between
+untouched pages, and the first write to every page faults: on a small machine, a sizeable
+part of a Tree-LSTM training step (``docs/benchmarks.md``). DyNet allocates its pools once
+and resets them between
 graphs; the arena pool (:class:`~batchviz.execute.memory.ArenaPool`) does that for the
 arenas, and this module does it for everything else by telling ``malloc`` to serve
 requests up to 32 MB from its heap and to keep up to 1 GB of freed heap.

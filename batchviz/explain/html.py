@@ -13,6 +13,10 @@ from html import escape
 
 import numpy as np
 
+from ..viz.palette import signature_colours
+from ..viz.scene import build_scene, paint_signatures
+from ..viz.svg import draw_scene
+from ..viz.table import DrawTable
 from .text import header_lines, note_lines, signature_table, strategy_table
 
 CSS = """
@@ -51,10 +55,6 @@ def _strip(e, name: str, colours: dict, top: float) -> str:
 
 
 def _thumbnail(e) -> str:
-    from ..viz.scene import build_scene, paint_signatures
-    from ..viz.svg import draw_scene
-    from ..viz.table import DrawTable
-
     a, graph = e._arrays, e._graph
     if a is None or graph is None:
         return ""
@@ -73,8 +73,6 @@ def _thumbnail(e) -> str:
 
 
 def render_html(e) -> str:
-    from ..viz.palette import signature_colours
-
     colours = {}
     if e._arrays is not None:
         colours = signature_colours(np.unique(e._arrays.sig[~e._arrays.is_param]).tolist())

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from .html import render_html, standalone_page
+from .text import render_text
+
 
 @dataclass
 class StrategyResult:
@@ -94,8 +97,6 @@ class Explanation:
     def to_text(self, color: bool | None = None, width: int | None = None) -> str:
         """The terminal report; ``color=None`` colours it only when stdout is a terminal
         and ``NO_COLOR`` is not set (and ``rich`` is installed)."""
-        from .text import render_text
-
         return render_text(self, color=color, width=width)
 
     def __str__(self) -> str:
@@ -107,14 +108,10 @@ class Explanation:
                 f"lower_bound={self.lower_bound} best={best.name!r}>")
 
     def _repr_html_(self) -> str:
-        from .html import render_html
-
         return render_html(self)
 
     def to_html(self, path=None) -> str:
         """A standalone HTML page of the report; also written to ``path`` when given."""
-        from .html import standalone_page
-
         page = standalone_page(self)
         if path is not None:
             with open(path, "w", encoding="utf-8") as f:

@@ -37,13 +37,11 @@ def _mm_forward(xp, A, x, shared, rows: bool = False):
 
     With a shared ``A`` the result is usually ``(A x^T)^T``, the same numbers laid out a
     column per node (a transposed view, which the callers read as they read rows). The BLAS
-    sees another call, and OpenBLAS 0.3.31 makes it 1.3-2x faster for batches of 2-8
-    vectors at an LSTM's shapes, and within this machine's noise (10-20% either way) up to
-    512; alternating the two in one process, a BiLSTM tagger's forward pass took 60.5 ms
-    against 69.6 (best of 10 steps). ``x A^T`` stays above 512 vectors (5-10% faster for
-    a minibatch's thousand Tree-LSTM leaves) and for an ``A`` of few rows (an output layer
-    of 9 tags: 0.6-0.9x the other way round). ``python -m benchmarks products`` measures both
-    forms at the benchmark models' shapes."""
+    sees another call, which OpenBLAS runs faster for the small batches of vectors an
+    LSTM's steps make; ``x A^T`` stays for large batches (a minibatch's thousand Tree-LSTM
+    leaves) and for an ``A`` of few rows (an output layer of a few tags). Where the line
+    lies depends on the BLAS: ``python -m benchmarks products`` measures both forms at the
+    benchmark models' shapes (``TRANSPOSED_UP_TO``, ``TRANSPOSED_MIN_ROWS``)."""
     if shared:
         if x.ndim == 2:
             if rows and (xp is not np or not columns_first(len(A), len(x))):
@@ -208,7 +206,7 @@ class AffineArguments(Op):
         names; any other node's id fixes its shape; a bias that is not a parameter is
         named by its shape, since every input projection of a sequence is another one)
         and the ``x``s' shapes. Built without a Python loop, and for one product ``b + W x``
-        without slices either (0.65 to 0.23 µs): this runs for every output layer."""
+        without slices either: this runs for every output layer."""
         b, shapes = args[0], graph.shapes
         bias = b if b in graph.param_of_node else shapes[b]
         if len(args) == 3:  # b + W x, the usual case: no slices

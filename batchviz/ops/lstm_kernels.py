@@ -19,10 +19,9 @@ How the kernels read and write: every array is a ``raw`` argument, indexed by ha
 the element ``i`` of the step's block (node ``j``, then hidden unit, then column: one of
 ``span = n * hid * cols`` elements). Each view made and each array argument of an
 ``ElementwiseKernel`` call costs the host microseconds, and the GPU waits for the host:
-with a view per gate block, per bias block and per output block (fifteen arrays for a
-sequence step) the host spent about 190 µs per step batch forward and 200 backward on an
-H100 machine's CPU; with whole arrays 140 and 125, and the BiLSTM tagger's agenda ran
-about 1.45x faster (``docs/benchmarks.md``, "On the GPU"). CuPy reads a raw array at its
+whole arrays, indexed by hand, cost the host much less per step batch than a view per gate
+block, per bias block and per output block (fifteen arrays for a sequence step) would
+(``docs/benchmarks.md``, "On the GPU"). CuPy reads a raw array at its
 logical (C-order) index whatever its strides, so a bias or a previous cell that is a
 strided view of an earlier batch is read where it lies.
 

@@ -135,10 +135,9 @@ def stable_argsort(keys: np.ndarray, bound: int) -> np.ndarray:
 
     NumPy sorts 16-bit integers stably with a radix sort, two passes over the data, and
     wider ones with timsort; so keys that fit in 16 bits (the nodes of a graph of up to
-    65,536, a schedule's (depth, signature) pairs) are sorted as such. Measured on the
-    benchmarks' minibatches: depth's keys of a Tree-LSTM, 247 to 60 µs; the synthetic
-    BiLSTM's 36k edges by argument, 505 to 285 µs; the Tree-LSTM's edges, which come in
-    long runs that timsort finds, no faster."""
+    65,536, a schedule's (depth, signature) pairs) are sorted as such: several times faster
+    on the benchmarks' minibatches, except where the keys come in long runs, which timsort
+    finds."""
     if bound <= 1 << 16:
         keys = keys.astype(np.uint16)
     return np.argsort(keys, kind="stable")
@@ -146,18 +145,16 @@ def stable_argsort(keys: np.ndarray, bound: int) -> np.ndarray:
 
 def flatten(sequences) -> list:
     """The items of all ``sequences``, one after another, as one list: what
-    ``list(chain.from_iterable(sequences))`` gives, twice as fast on many short tuples
-    (one C ``extend`` per tuple, where ``chain`` makes an iterator per tuple: a Tree-LSTM
-    minibatch's 8,498 argument tuples, 0.27 ms instead of 0.54)."""
+    ``list(chain.from_iterable(sequences))`` gives, about twice as fast on many short tuples
+    (one C ``extend`` per tuple, where ``chain`` makes an iterator per tuple)."""
     return reduce(iconcat, sequences, [])
 
 
 def int64_array(ints, count: int) -> np.ndarray:
     """``count`` Python ints (a list or any iterable) as a read-only int64 array.
 
-    ``struct.pack`` converts them in one C loop over its argument tuple, two to three times
-    faster than ``np.fromiter``, which pulls them through the iterator protocol one at a time
-    (a Tree-LSTM minibatch's 25k argument entries, measured alone: 0.6 ms instead of 1.2)."""
+    ``struct.pack`` converts them in one C loop over its argument tuple, about twice as
+    fast as ``np.fromiter``, which pulls them through the iterator protocol one at a time."""
     return np.frombuffer(struct.pack(f"{count}q", *ints), dtype=np.int64)
 
 

@@ -224,8 +224,7 @@ def _same_or_minus_one(keys: np.ndarray, values: np.ndarray, n_keys: int) -> lis
 
     An indexed assignment with a repeated index keeps one of the values given for it, so
     ``some`` gets one value of every key; the keys whose entries do not all equal it are
-    then set to -1. Plain indexing: for a Tree-LSTM minibatch's 8,498 nodes, 52 to 41 µs
-    (medians of 30, alternating) against ``minimum.at`` and ``maximum.at``."""
+    then set to -1. Plain indexing, faster than ``minimum.at`` and ``maximum.at``."""
     some = np.full(n_keys, -1, dtype=np.int64)
     some[keys] = values
     some[keys[values != some[keys]]] = -1

@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from .export import to_networkx
+from .timeline import Timeline
+
 #: bump when the dictionary layout changes, so that old files are refused with a clear error
 FORMAT_VERSION = 2
 
@@ -223,8 +226,6 @@ class Trace:
     def timeline(self):
         """When each node joins the agenda and when it runs (computed once, cached)."""
         if self._timeline is None:
-            from .timeline import Timeline
-
             self._timeline = Timeline(self)
         return self._timeline
 
@@ -237,8 +238,6 @@ class Trace:
     def to_networkx(self):
         """A ``networkx.DiGraph`` with an edge from every argument to its user; nodes carry
         ``op``, ``signature``, ``signature_name``, ``depth``, ``shape`` and ``parameter``."""
-        from .export import to_networkx
-
         return to_networkx(self)
 
     def to_dict(self) -> dict:

@@ -9,8 +9,12 @@ program the picture is drawn by a pure-Python fallback.
 """
 from __future__ import annotations
 
+from ..trace import Trace
+from ..trace import trace as make_trace
 from ..words import counted
+from .dot import to_digraph
 from .scene import DEFAULT_MAX_BOXES, DEFAULT_MAX_NODES, build_scene, paint_step
+from .table import table_from_trace
 
 __all__ = ["render", "captions", "fit_caption_width"]
 
@@ -47,10 +51,6 @@ def render(trace, step: int = 0, *, expand=None, collapse=None, parameters: bool
     captions); pictures of several traces of one graph given the same width get the same
     layout, so that they can be compared side by side.
     Returns a :class:`~batchviz.viz.dot.BatchGraph` (a ``graphviz.Digraph``)."""
-    from ..trace import Trace, trace as make_trace
-    from .dot import to_digraph
-    from .table import table_from_trace
-
     if not isinstance(trace, Trace):
         trace = make_trace(trace, strategy)
     timeline = trace.timeline()

@@ -14,6 +14,7 @@ import graphviz
 from ..trace.timeline import BATCH, DONE, STATES, WAITING
 from .dotcheck import DOT_MISSING, warn_dot_missing
 from .palette import STATE_FILL, STATE_LABEL, STATE_TEXT, tint
+from .svg import draw_scene
 
 
 class BatchGraph(graphviz.Digraph):
@@ -41,8 +42,6 @@ class BatchGraph(graphviz.Digraph):
 
     def fallback_svg(self) -> str:
         """The pure-Python drawing (networkx layout), whether or not dot is installed."""
-        from .svg import draw_scene
-
         return draw_scene(self.scene, self.paint, note=DOT_MISSING)
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):

@@ -261,3 +261,76 @@ def test_report_terminal_html_and_dict():
     assert (d["batches"], d["lower_bound"], d["chain_bound"], d["status"]) == (17, 17, 15, "optimal")
     assert sum(map(len, d["schedule"])) == result.nodes == 55
     graph.finish()
+
+
+# --- bv.explain shows it ---------------------------------------------------------------------
+
+def explained_lines(e):
+    return e.to_text(color=False).splitlines()
+
+
+def test_explain_shows_the_optimum_where_it_costs_nothing():
+    graph, loss, _ = figure1()
+    e = bv.explain(loss)
+    assert explained_lines(e)[2] == "optimum: 23 batches (optimal: agenda reaches the lower bound)"
+    assert e.to_dict()["optimum"]["batches"] == 23 and "schedule" not in e.to_dict()["optimum"]
+    assert "optimum: 23 batches" in e._repr_html_()
+    assert not any(line.startswith("above optimum") for line in explained_lines(e))
+    assert "optimum" not in e.to_text(color=False).replace("optimum: 23", "")
+    assert bv.explain(loss, optimum=False).optimum is None
+    assert not any(line.startswith("optimum") for line in explained_lines(
+        bv.explain(loss, optimum=False)))
+    graph.finish()
+
+
+def test_explain_says_how_to_solve_where_no_strategy_meets_the_bound():
+    graph, loss, _ = G.random_dag(seed=3, n_ops=40)
+    e = bv.explain(loss)
+    assert e.optimum is None
+    assert explained_lines(e)[2] == ("optimum: not computed; bv.explain(loss, optimum=True) "
+                                     "solves for it")
+    assert e.to_dict()["optimum"] is None
+    graph.finish()
+
+
+@needs_solver
+def test_explain_solves_when_asked():
+    graph, loss, _ = G.random_dag(seed=3, n_ops=40)
+    e = bv.explain(loss, optimum=60)
+    lines = explained_lines(e)
+    assert lines[2].startswith("optimum: 17 batches (optimal: fewer than 17 batches proven "
+                               "impossible; solved in")
+    above = next(line for line in lines if line.startswith("above optimum")).split()
+    assert above[-3:] == [f"+{e.strategies[n].batches - 17}" for n in ("none", "depth", "agenda")]
+    assert e.optimum.strategies["lookahead"] == 20  # lookahead is a starting point too
+    d = e.to_dict()["optimum"]
+    assert (d["batches"], d["chain_bound"], d["status"]) == (17, 15, "optimal")
+    assert "above optimum" in e._repr_html_()
+    graph.finish()
+
+
+def test_explain_never_fails_for_want_of_the_solver(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ortools.sat.python", None)
+    graph, loss, _ = G.random_dag(seed=3, n_ops=40)
+    e = bv.explain(loss, optimum=True)
+    assert e.optimum is None and explained_lines(e)[2] == (
+        "optimum: not computed: the exact solver needs OR-Tools (CP-SAT): "
+        "pip install 'batchviz[optimum]'")
+    graph.finish()
+
+
+def test_explain_of_a_graph_too_big_for_the_solver_says_so():
+    graph, loss, _ = G.random_dag(seed=1, n_ops=1000)
+    e = bv.explain(loss, optimum=True)
+    assert e.optimum is None
+    assert explained_lines(e)[2].startswith("optimum: not computed: the exact solver takes "
+                                            "graphs of up to max_nodes=1000 nodes; this one has")
+    graph.finish()
+
+
+@pytest.mark.parametrize("bad", [0, -2, "yes", [1]])
+def test_explain_refuses_a_bad_optimum(bad):
+    graph, loss, _ = figure1()
+    with pytest.raises(ValueError, match="optimum must be None, True, False or a time limit"):
+        bv.explain(loss, optimum=bad)
+    graph.finish()

@@ -38,7 +38,7 @@ from __future__ import annotations
 import os
 import time
 from ..errors import BatchvizError
-from ..schedule import PendingView, resolve_strategy, validate_schedule
+from ..schedule import FlatSchedule, PendingView, resolve_strategy, validate_schedule
 from ..schedule.lookahead import batch_lower_bound
 from ..trace.record import graph_of
 from .optimum_report import Optimum
@@ -90,21 +90,23 @@ def optimal_schedule(target, time_limit: float = 10.0, max_nodes: int = MAX_NODE
 def solve(view: PendingView, schedules: dict, time_limit: float, max_nodes: int = MAX_NODES,
           workers: int | None = None, chain_bound: int | None = None) -> Optimum:
     """The fewest batches for the nodes of ``view``, starting from ``schedules`` (strategy
-    name -> valid schedule, the upper bounds); see the module docstring."""
+    name -> valid schedule, a list of batches or a FlatSchedule: the upper bounds); see the
+    module docstring. ``chain_bound``: the per-signature lower bound, when known."""
     t0 = time.perf_counter()
     counts = {name: len(batches) for name, batches in schedules.items()}
     best = min(counts, key=counts.get)
     chain_bound = batch_lower_bound(view) if chain_bound is None else chain_bound
-    result = Optimum(batches=[list(b) for b in schedules[best]], lower_bound=chain_bound,
+    result = Optimum(batches=_as_lists(schedules[best]), lower_bound=chain_bound,
                      chain_bound=chain_bound, proven=False, seconds=0.0, time_limit=time_limit,
                      strategies=counts, found_by=best, nodes=len(view.nodes))
     if counts[best] <= chain_bound:
         result.proven, result.proof = True, f"{best} reaches the lower bound"
-        return _finished(result, t0)
+        return result
     if len(view.nodes) > max_nodes:
         raise GraphTooLarge(f"the exact solver takes graphs of up to max_nodes={max_nodes} nodes; "
                             f"this one has {len(view.nodes)} (pass a larger max_nodes to try)")
     cp_model = cp_model_module()
+    result.solved = True
     dag = Dag(view)
     result.lower_bound = max(chain_bound, dag.through_bound)
     _bisect(result, view, dag, cp_model, t0, workers)
@@ -136,6 +138,12 @@ def _bisect(result: Optimum, view: PendingView, dag: "Dag", cp_model, t0: float,
             result.lower_bound = search_from = k + 1
         else:
             search_from = k + 1
+
+
+def _as_lists(schedule) -> list:
+    if isinstance(schedule, FlatSchedule):
+        return schedule.batches()
+    return [list(batch) for batch in schedule]
 
 
 def _finished(result: Optimum, t0: float) -> Optimum:
@@ -228,3 +236,36 @@ def decide(cp_model, dag: Dag, k: int, deadline: float, workers: int | None) -> 
     if status == cp_model.INFEASIBLE:
         return "infeasible", None
     return "unknown", None
+
+
+#: ``bv.explain(loss, optimum=True)``'s time limit, in seconds
+EXPLAIN_TIME_LIMIT = 10.0
+
+
+def explain_optimum(view: PendingView, schedules: dict, chain_bound: int, optimum) -> tuple:
+    """``(Optimum or None, note)`` for ``bv.explain(loss, optimum=...)``; ``schedules``:
+    explain's, by strategy name.
+
+    ``optimum=None`` (the default) costs nothing: the optimum is shown where one of the
+    schedules meets the lower bound (it is then optimal), else the note says how to solve
+    for it. ``True`` runs the solver for up to ``EXPLAIN_TIME_LIMIT`` seconds, a number for
+    that many seconds, starting from ``lookahead`` too; where the solver cannot run (no
+    OR-Tools, too many nodes) the note says why. ``False``: neither."""
+    if optimum is False:
+        return None, ""
+    if optimum is not None and not (optimum is True or (
+            isinstance(optimum, (int, float)) and not isinstance(optimum, bool) and optimum > 0)):
+        raise ValueError(f"explain: optimum must be None, True, False or a time limit in seconds, "
+                         f"got {optimum!r}")
+    reached = [name for name, s in schedules.items() if len(s) <= chain_bound]
+    if optimum is None:
+        if reached:
+            return solve(view, schedules, EXPLAIN_TIME_LIMIT, chain_bound=chain_bound), ""
+        return None, "not computed; bv.explain(loss, optimum=True) solves for it"
+    if not reached and "lookahead" not in schedules:
+        schedules = dict(schedules, lookahead=resolve_strategy("lookahead").schedule(view))
+    limit = EXPLAIN_TIME_LIMIT if optimum is True else float(optimum)
+    try:
+        return solve(view, schedules, limit, chain_bound=chain_bound), ""
+    except (SolverMissing, GraphTooLarge) as e:
+        return None, f"not computed: {e}"

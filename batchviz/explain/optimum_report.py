@@ -17,12 +17,13 @@ class Optimum:
     lower_bound: int          # proven: no schedule of these nodes has fewer batches
     chain_bound: int          # per signature its longest dependency chain, summed (bv.explain's)
     proven: bool              # ``batches`` is optimal (then ``count == lower_bound``)
-    seconds: float            # how long the search took
+    seconds: float            # how long the solver searched (0 where a strategy met the bound)
     time_limit: float
     strategies: dict          # strategy name -> its number of batches (the starting points)
     found_by: str             # who found ``batches``: a strategy's name, or "CP-SAT"
     nodes: int
     proof: str = ""           # why ``batches`` is optimal, when it is
+    solved: bool = False      # the solver ran (else a strategy met the lower bound)
 
     @property
     def count(self) -> int:
@@ -36,8 +37,8 @@ class Optimum:
     def summary(self) -> str:
         """One line: the optimum (or the range it lies in) and why."""
         if self.proven:
-            return (f"optimum: {counted(self.count, 'batch')} (optimal: {self.proof}; "
-                    f"{_seconds(self.seconds)})")
+            took = f"; {_seconds(self.seconds)}" if self.solved else ""
+            return f"optimum: {counted(self.count, 'batch')} (optimal: {self.proof}{took})"
         return (f"optimum: between {self.lower_bound} and {counted(self.count, 'batch')} "
                 f"({self.status}; the best schedule found is {self.found_by}'s)")
 
@@ -66,12 +67,16 @@ class Optimum:
         return (f"<div class='bv-optimum'><p><b>{escape(self.summary())}</b></p>"
                 f"<table>{body}</table></div>")
 
-    def to_dict(self) -> dict:
-        return {"batches": self.count, "lower_bound": self.lower_bound,
-                "chain_bound": self.chain_bound, "status": self.status, "proven": self.proven,
-                "proof": self.proof, "found_by": self.found_by, "seconds": self.seconds,
-                "time_limit": self.time_limit, "strategies": dict(self.strategies),
-                "nodes": self.nodes, "schedule": [list(b) for b in self.batches]}
+    def to_dict(self, schedule: bool = True) -> dict:
+        """The numbers, and with ``schedule`` the batches (lists of node ids)."""
+        d = {"batches": self.count, "lower_bound": self.lower_bound,
+             "chain_bound": self.chain_bound, "status": self.status, "proven": self.proven,
+             "proof": self.proof, "found_by": self.found_by, "solved": self.solved,
+             "seconds": self.seconds, "time_limit": self.time_limit,
+             "strategies": dict(self.strategies), "nodes": self.nodes}
+        if schedule:
+            d["schedule"] = [list(b) for b in self.batches]
+        return d
 
 
 def _seconds(s: float) -> str:

@@ -334,3 +334,16 @@ def test_explain_refuses_a_bad_optimum(bad):
     with pytest.raises(ValueError, match="optimum must be None, True, False or a time limit"):
         bv.explain(loss, optimum=bad)
     graph.finish()
+
+
+# --- tutorial 6's leaderboard ----------------------------------------------------------------
+
+def test_leaderboard_has_an_optimum_column():
+    from batchviz.grade import LeaderboardRow, format_leaderboard
+
+    header, _, row, unknown = format_leaderboard([
+        LeaderboardRow("tiny", agenda=24, depth=28, lower_bound=15, optimum=17, student=18),
+        LeaderboardRow("big", agenda=9, lower_bound=7)])
+    assert header.split()[:7] == ["graph", "agenda", "depth", "lower", "bound", "optimum", "yours"]
+    assert row.split()[:6] == ["tiny", "24", "28", "15", "17", "18"]
+    assert unknown.split()[:6] == ["big", "9", "-", "7", "-", "-"]

@@ -75,8 +75,8 @@ def optimal_schedule(target, time_limit: float = 10.0, max_nodes: int = MAX_NODE
     proven lower bound. Every node of the graph is scheduled, as if nothing had run yet
     (as ``bv.explain`` does). ``print()`` the result; in Jupyter it shows as a table.
 
-    Raises :class:`SolverMissing` without OR-Tools and :class:`GraphTooLarge` above
-    ``max_nodes`` nodes, unless a strategy already meets the lower bound (then the solver
+    Raises :class:`~batchviz.explain.SolverMissing` without OR-Tools and
+    :class:`~batchviz.explain.GraphTooLarge` above ``max_nodes`` nodes, unless a strategy already meets the lower bound (then the solver
     is not needed). ``workers``: CP-SAT's threads (default: the CPUs, at most 8)."""
     if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0:
         raise ValueError(f"optimal_schedule: time_limit must be a positive number of seconds, "
@@ -92,7 +92,6 @@ def solve(view: PendingView, schedules: dict, time_limit: float, max_nodes: int 
     """The fewest batches for the nodes of ``view``, starting from ``schedules`` (strategy
     name -> valid schedule, a list of batches or a FlatSchedule: the upper bounds); see the
     module docstring. ``chain_bound``: the per-signature lower bound, when known."""
-    t0 = time.perf_counter()
     counts = {name: len(batches) for name, batches in schedules.items()}
     best = min(counts, key=counts.get)
     chain_bound = batch_lower_bound(view) if chain_bound is None else chain_bound
@@ -106,6 +105,7 @@ def solve(view: PendingView, schedules: dict, time_limit: float, max_nodes: int 
         raise GraphTooLarge(f"the exact solver takes graphs of up to max_nodes={max_nodes} nodes; "
                             f"this one has {len(view.nodes)} (pass a larger max_nodes to try)")
     cp_model = cp_model_module()
+    t0 = time.perf_counter()  # (importing OR-Tools, once, is not solving)
     result.solved = True
     dag = Dag(view)
     result.lower_bound = max(chain_bound, dag.through_bound)
@@ -114,7 +114,8 @@ def solve(view: PendingView, schedules: dict, time_limit: float, max_nodes: int 
     if result.proven:
         result.proof = ("CP-SAT reaches the lower bound" if result.count == chain_bound else
                         f"fewer than {result.count} batches proven impossible")
-    return _finished(result, t0)
+    result.seconds = time.perf_counter() - t0
+    return result
 
 
 def _bisect(result: Optimum, view: PendingView, dag: "Dag", cp_model, t0: float,
@@ -144,11 +145,6 @@ def _as_lists(schedule) -> list:
     if isinstance(schedule, FlatSchedule):
         return schedule.batches()
     return [list(batch) for batch in schedule]
-
-
-def _finished(result: Optimum, t0: float) -> Optimum:
-    result.seconds = time.perf_counter() - t0
-    return result
 
 
 class Dag:

@@ -347,3 +347,31 @@ def test_leaderboard_has_an_optimum_column():
     assert header.split()[:7] == ["graph", "agenda", "depth", "lower", "bound", "optimum", "yours"]
     assert row.split()[:6] == ["tiny", "24", "28", "15", "17", "18"]
     assert unknown.split()[:6] == ["big", "9", "-", "7", "-", "-"]
+
+
+# --- the command line ------------------------------------------------------------------------
+
+OPPOSITE_ORDERS_SCRIPT = """
+import batchviz as bv
+model = bv.Model(seed=0)
+P = model.add_parameters((4,), name="P")
+with bv.Graph():
+    loss = bv.sum_elems(bv.logistic(bv.tanh(P)) + bv.tanh(bv.logistic(P)))
+    loss.value()
+"""
+
+
+@needs_solver
+def test_command_line_solves_with_optimum(tmp_path, capsys):
+    from batchviz.cli import main
+
+    script = tmp_path / "opposite.py"
+    script.write_text(OPPOSITE_ORDERS_SCRIPT)
+    assert main(["explain", str(script)]) == 0
+    assert "optimum: not computed; bv.explain(loss, optimum=True)" in capsys.readouterr().out
+    assert main(["explain", "--optimum", str(script)]) == 0
+    out = capsys.readouterr().out
+    assert "lower bound: 4 batches" in out
+    assert "optimum: 5 batches (optimal: fewer than 5 batches proven impossible" in out
+    assert main(["explain", "--optimum", "--optimum-seconds", "0", str(script)]) == 2
+    assert "optimum must be None, True, False or a time limit" in capsys.readouterr().err

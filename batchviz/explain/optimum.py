@@ -9,9 +9,9 @@ with a constraint solver (OR-Tools CP-SAT, the ``batchviz[optimum]`` extra).
 How it is found: CP-SAT answers "is there a schedule of at most ``K`` batches?", with
 ``K`` chosen by bisection between a lower bound and the best strategy's count. Every "yes"
 comes with a schedule, a new upper bound; every "no" is a proof that raises the lower
-bound; where they meet is the optimum. (One decision per ``K`` proves much faster than
-one model that minimizes: with ``K`` fixed, every node's possible batches form a short
-window.)
+bound; where they meet is the optimum. (One decision per ``K`` proved faster, on the
+tutorials' random graphs, than one model that minimizes the count: with ``K`` fixed,
+every node's possible batches form a short window.)
 
 The model for one ``K``. Batches are positions ``0 .. K-1``.
 
@@ -22,9 +22,9 @@ The model for one ``K``. Batches are positions ``0 .. K-1``.
 * ``pos(v) = sum_t t y[v, t]`` and ``pos(a) < pos(v)`` for every argument ``a`` of ``v``.
 * The window of ``v``: its ancestors all run before it, and the ancestors of signature
   ``s`` need at least as many batches as their longest ``s``-chain, so ``v`` runs no
-  earlier than ``before(v) = sum_s`` (longest ``s``-chain among its ancestors); likewise
-  no later than ``K - 1 - after(v)`` over its descendants. ``before(v) + 1 + after(v)`` is
-  itself a lower bound, sometimes above the per-signature one.
+  earlier than position ``before(v)``, the sum over signatures of those chains; likewise
+  no later than ``K - 1 - after(v)``, counted over its descendants. ``before(v) + 1 +
+  after(v)`` is itself a lower bound, sometimes above the per-signature one.
 
 (Redundant constraints - every signature gets at least as many positions as its longest
 chain; every position holds a node - and breaking the symmetry of two independent
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import os
 import time
+
 from ..errors import BatchvizError
 from ..schedule import FlatSchedule, PendingView, resolve_strategy, validate_schedule
 from ..schedule.lookahead import batch_lower_bound
@@ -68,6 +69,11 @@ def cp_model_module():
     return cp_model
 
 
+def is_seconds(x) -> bool:
+    """``x`` is a positive number (not a bool, not NaN): a time limit."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
+
+
 def optimal_schedule(target, time_limit: float = 10.0, max_nodes: int = MAX_NODES,
                      workers: int | None = None) -> Optimum:
     """The schedule of the graph of ``target`` (the loss, or a ``bv.Graph``) with the fewest
@@ -76,9 +82,10 @@ def optimal_schedule(target, time_limit: float = 10.0, max_nodes: int = MAX_NODE
     (as ``bv.explain`` does). ``print()`` the result; in Jupyter it shows as a table.
 
     Raises :class:`~batchviz.explain.SolverMissing` without OR-Tools and
-    :class:`~batchviz.explain.GraphTooLarge` above ``max_nodes`` nodes, unless a strategy already meets the lower bound (then the solver
-    is not needed). ``workers``: CP-SAT's threads (default: the CPUs, at most 8)."""
-    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0:
+    :class:`~batchviz.explain.GraphTooLarge` above ``max_nodes`` nodes, unless a strategy
+    already meets the lower bound (then the solver is not needed). ``workers``: CP-SAT's
+    threads (default: the CPUs, at most 8)."""
+    if not is_seconds(time_limit):
         raise ValueError(f"optimal_schedule: time_limit must be a positive number of seconds, "
                          f"got {time_limit!r}")
     graph, _ = graph_of(target)
@@ -200,11 +207,30 @@ def decide(cp_model, dag: Dag, k: int, deadline: float, workers: int | None) -> 
     windows = [dag.window(v, k) for v in range(len(dag.nodes))]
     if any(not window for window in windows):
         return "infeasible", None
+    model, place = _model(cp_model, dag, k, windows)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = max(deadline - time.perf_counter(), 0.001)
+    solver.parameters.num_workers = workers or min(8, os.cpu_count() or 1)
+    solver.parameters.random_seed = 0
+    status = solver.Solve(model)
+    if status == cp_model.INFEASIBLE:
+        return "infeasible", None
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return "unknown", None
+    batches = [[] for _ in range(k)]
+    for v, here in enumerate(place):
+        t = next(t for t, b in here.items() if solver.BooleanValue(b))
+        batches[t].append(dag.nodes[v])
+    return "feasible", [batch for batch in batches if batch]
+
+
+def _model(cp_model, dag: Dag, k: int, windows: list) -> tuple:
+    """The model of the module docstring for ``k`` positions, and ``place``: per node,
+    ``{position: y[v, position]}`` over its window."""
     model = cp_model.CpModel()
-    sigs = sorted(set(dag.sig))
-    runs = {(t, s): model.NewBoolVar(f"x{t}_{s}") for t in range(k) for s in sigs}
+    runs = {(t, s): model.NewBoolVar(f"x{t}_{s}") for t in range(k) for s in set(dag.sig)}
     for t in range(k):
-        model.AddAtMostOne(runs[t, s] for s in sigs)
+        model.AddAtMostOne(runs[t, s] for s in set(dag.sig))
     place, position = [], []
     for v, window in enumerate(windows):
         here = {t: model.NewBoolVar(f"y{v}_{t}") for t in window}
@@ -218,20 +244,7 @@ def decide(cp_model, dag: Dag, k: int, deadline: float, workers: int | None) -> 
     for v, args in enumerate(dag.args):
         for a in args:
             model.Add(position[a] < position[v])
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = max(deadline - time.perf_counter(), 0.001)
-    solver.parameters.num_workers = workers or min(8, os.cpu_count() or 1)
-    solver.parameters.random_seed = 0
-    status = solver.Solve(model)
-    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        batches = [[] for _ in range(k)]
-        for v, here in enumerate(place):
-            t = next(t for t, b in here.items() if solver.BooleanValue(b))
-            batches[t].append(dag.nodes[v])
-        return "feasible", [b for b in batches if b]
-    if status == cp_model.INFEASIBLE:
-        return "infeasible", None
-    return "unknown", None
+    return model, place
 
 
 #: ``bv.explain(loss, optimum=True)``'s time limit, in seconds
@@ -249,8 +262,7 @@ def explain_optimum(view: PendingView, schedules: dict, chain_bound: int, optimu
     OR-Tools, too many nodes) the note says why. ``False``: neither."""
     if optimum is False:
         return None, ""
-    if optimum is not None and not (optimum is True or (
-            isinstance(optimum, (int, float)) and not isinstance(optimum, bool) and optimum > 0)):
+    if not (optimum is None or optimum is True or is_seconds(optimum)):
         raise ValueError(f"explain: optimum must be None, True, False or a time limit in seconds, "
                          f"got {optimum!r}")
     reached = [name for name, s in schedules.items() if len(s) <= chain_bound]

@@ -32,12 +32,13 @@ __all__ = [
 
 # --- the window: traces, explanations, pictures (issue 4) ---------------------------------
 # ``bv.trace`` and ``bv.explain`` are the functions; their classes live in the packages of the
-# same name (``from batchviz.trace import Trace``).
+# same name (``from batchviz.trace import Trace``). ``bv.optimal_schedule``, the fewest
+# batches exactly (OR-Tools, the ``optimum`` extra), is explain's too.
 from .trace import trace  # noqa: E402
-from .explain import explain  # noqa: E402
+from .explain import explain, optimal_schedule  # noqa: E402
 from .viz import render  # noqa: E402
 
-__all__ += ["trace", "explain", "render"]
+__all__ += ["trace", "explain", "optimal_schedule", "render"]
 
 # --- the widgets (issue 5) ------------------------------------------------------------------
 # ``bv.Stepper`` and ``bv.compare`` live in batchviz.widgets, which imports ipywidgets; they are

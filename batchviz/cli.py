@@ -2,8 +2,9 @@
 
 ``batchviz explain script.py [args...]`` runs a Python script and explains the last loss it
 computed (with ``--json``, the script's own output goes to stderr and stdout is the JSON
-alone); ``batchviz demo`` explains the paper's Figure 1. Exit status: 0 on success, 1 when
-the script fails or computes no loss, 2 for a usage error or a missing script.
+alone); ``batchviz demo`` explains the paper's Figure 1; ``--optimum`` adds the fewest
+batches possible, solved exactly. Exit status: 0 on success, 1 when the script fails or
+computes no loss, 2 for a usage error or a missing script.
 """
 from __future__ import annotations
 
@@ -146,7 +147,7 @@ def cmd_explain(options) -> int:
         print(f"batchviz explain: {path} ran but built no scalar expression to explain "
               "(call .value() or .backward() on your loss)", file=sys.stderr)
         return 1
-    _emit(explain(loss, strategies=options.strategies), options)
+    _emit(explain(loss, strategies=options.strategies, optimum=_optimum(options)), options)
     return 0
 
 
@@ -155,10 +156,15 @@ def cmd_demo(options) -> int:
     try:
         print(f"The paper's Figure 1: RNN regression over {len(options.lengths)} sequences of "
               f"lengths {', '.join(map(str, options.lengths))}, summed into one loss.\n")
-        _emit(explain(loss, strategies=options.strategies), options)
+        _emit(explain(loss, strategies=options.strategies, optimum=_optimum(options)), options)
     finally:
         graph.finish("when the demo ended")
     return 0
+
+
+def _optimum(options):
+    """explain's ``optimum``: the time limit with ``--optimum``, else None (free only)."""
+    return options.optimum_seconds if options.optimum else None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -173,6 +179,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="strategies to compare, comma-separated (default: none,depth,agenda)")
         p.add_argument("--html", metavar="FILE", help="also write the report as an HTML page")
         p.add_argument("--json", action="store_true", help="print the numbers as JSON instead")
+        p.add_argument("--optimum", action="store_true",
+                       help="solve for the fewest batches exactly (OR-Tools); without it, the "
+                            "optimum is shown only where a strategy meets the lower bound")
+        p.add_argument("--optimum-seconds", type=float, default=10.0, metavar="S",
+                       help="the solver's time limit with --optimum (default 10)")
 
     p = sub.add_parser("explain", help="run a script and explain the last loss it computed")
     p.add_argument("script", help="path of a Python script")

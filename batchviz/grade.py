@@ -40,12 +40,14 @@ class TestResult:
 
 @dataclass
 class LeaderboardRow:
-    """One graph of the challenge: batch counts of the baselines and of the student."""
+    """One graph of the challenge: batch counts of the baselines and of the student, the
+    lower bound and, where it is known, the optimum (``bv.optimal_schedule``)."""
 
     graph: str
     agenda: int
     depth: int | None = None
     lower_bound: int | None = None
+    optimum: int | None = None
     student: int | None = None
     note: str = ""
     points: float = 0.0
@@ -187,10 +189,10 @@ def format_points(per_exercise: dict) -> list[str]:
 def format_leaderboard(rows: list) -> list[str]:
     def cell(x):
         return "-" if x is None else str(x)
-    table = [("graph", "agenda", "depth", "lower bound", "yours", "points", "")]
+    table = [("graph", "agenda", "depth", "lower bound", "optimum", "yours", "points", "")]
     for r in rows:
-        table.append((r.graph, cell(r.agenda), cell(r.depth), cell(r.lower_bound), cell(r.student),
-                      f"{_number(r.points)}/{_number(r.possible)}", r.note))
+        table.append((r.graph, cell(r.agenda), cell(r.depth), cell(r.lower_bound), cell(r.optimum),
+                      cell(r.student), f"{_number(r.points)}/{_number(r.possible)}", r.note))
     return _table(table)
 
 

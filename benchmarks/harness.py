@@ -24,10 +24,12 @@ from dataclasses import asdict, dataclass, field
 import batchviz as bv
 from batchviz import backend
 from batchviz.backend import synchronize
+from batchviz.schedule import PendingView
+from batchviz.schedule.lookahead import batch_lower_bound
 
 import numpy as np
 
-from .common import format_table, machine_info, results_dir, write_json
+from .common import bytes_text, format_table, machine_info, results_dir, write_json
 
 STRATEGIES = ("none", "depth", "agenda")
 #: every mode a task may have: the strategies on the naive code, and on the synthetic
@@ -56,7 +58,9 @@ class StepTimes:
     nodes: int = 0
     batches: int = 0              # forward batches (= forward compute kernels)
     kernels: int = 0              # forward + backward kernel launches (batches + copies)
-    forward_runs: int = 0
+    bytes_copied: int = 0         # forward gathers that copied arguments together
+    lower_bound: int = 0          # fewest batches possible, summed over the forward runs
+    forward_runs: int = 0         #   (counted only when asked: see time_step)
     loss: float = 0.0
 
     @property
@@ -74,15 +78,20 @@ class StepRecorder:
     """Passed to a model's ``build_loss(run)``: ``run(expr)`` runs the forward pass now
     (models that decide while building, like the transition parser) and keeps its counters."""
 
-    def __init__(self, graph, times: StepTimes):
+    def __init__(self, graph, times: StepTimes, count_bound: bool = False):
         self.graph = graph
         self.times = times
-        self.inside = 0.0
+        self.inside = 0.0   # seconds not spent building the graph (forward runs, bounds)
+        self.count_bound = count_bound
 
     def __call__(self, expr):
         g = self.graph
         if g.n_evaluated == len(g.ops):
             return expr.npvalue()
+        if self.count_bound:  # outside every timed phase
+            t0 = time.perf_counter()
+            self.times.lower_bound += batch_lower_bound(PendingView(g))
+            self.inside += time.perf_counter() - t0
         t0 = time.perf_counter()
         value = expr.npvalue()  # on a GPU, reading the value waits for the forward's kernels
         wall = time.perf_counter() - t0
@@ -97,18 +106,21 @@ class StepRecorder:
         t.forward += wall - stats.schedule_seconds
         t.batches += stats.batches
         t.kernels += stats.kernels
+        t.bytes_copied += stats.bytes_copied
         t.forward_runs += 1
 
 
-def time_step(build_loss, strategy: str, trainer) -> StepTimes:
+def time_step(build_loss, strategy: str, trainer, count_bound: bool = False) -> StepTimes:
     """Build the loss of one minibatch with ``build_loss(run)`` under ``strategy``, run it
-    forward and backward, update; return the time of every phase."""
+    forward and backward, update; return the time of every phase. With ``count_bound``,
+    also the lower bound on the batches of every forward run (per signature its longest
+    dependency chain among the nodes the run schedules), outside the timed phases."""
     times = StepTimes()
     gc.collect()  # every step starts from the same collector state (its own garbage is timed)
     t0 = time.perf_counter()
     graph = bv.Graph(strategy=strategy)
     with graph:
-        recorder = StepRecorder(graph, times)
+        recorder = StepRecorder(graph, times, count_bound)
         loss = build_loss(recorder)
         times.construct = time.perf_counter() - t0 - recorder.inside
         times.loss = float(recorder(loss))
@@ -190,9 +202,10 @@ def machine_gemm_rate(products: Products, columns: int = 64, seconds: float = 0.
 
 
 def result_entry(times: StepTimes, instances: int, flops: float, machine_rate: float,
-                 round_totals: list | None = None) -> dict:
+                 round_totals: list | None = None, lower_bound: int | None = None) -> dict:
     """The JSON record of one mode: its fastest step ``times`` (and the total of every
-    timed round, whose median says how far a busy machine moved it)."""
+    timed round, whose median says how far a busy machine moved it, and the lower bound
+    on its batches, counted in another step of the same graphs)."""
     rate = flops / times.total if times.total else 0.0
     round_totals = round_totals or [times.total]
     return {
@@ -202,6 +215,8 @@ def result_entry(times: StepTimes, instances: int, flops: float, machine_rate: f
         "efficiency": rate / machine_rate if machine_rate else 0.0,
         "model_flops_per_s": rate,
         "batches_per_minibatch": times.batches,
+        "lower_bound": times.lower_bound if lower_bound is None else lower_bound,
+        "bytes_copied": times.bytes_copied,
         "kernels": times.kernels,
         "nodes": times.nodes,
         "forward_runs": times.forward_runs,
@@ -218,11 +233,13 @@ def print_results(title: str, results: dict, unit: str = "sent/s") -> None:
         p = r["phases_s"]
         total = p["total"]
         rows.append([mode, r["sentences_per_s"], r["median_sentences_per_s"], r["efficiency"],
-                     r["batches_per_minibatch"], r["kernels"], r["nodes"], 1e3 * total]
+                     r["batches_per_minibatch"], r["lower_bound"], bytes_text(r["bytes_copied"]),
+                     r["kernels"], r["nodes"], 1e3 * total]
                     + [f"{100 * p[k] / total:.0f}%" for k in
                        ("construct", "schedule", "forward", "backward_graph", "backward", "update")])
     print(format_table([
-        "mode", unit, "median", "efficiency", "batches", "kernels", "nodes", "ms/minibatch",
+        "mode", unit, "median", "efficiency", "batches", "lower bound", "bytes copied",
+        "kernels", "nodes", "ms/minibatch",
         "construct", "batching", "forward", "bwd graph", "backward", "update"], rows, title=title))
 
 
@@ -330,16 +347,19 @@ def run_modes(task: str, title: str, builders: dict, trainer, products: Products
     params = trainer.model.parameters()
     initial = [p.value() for p in params]
 
-    def step(strategy, build_loss):
+    def step(strategy, build_loss, count_bound):
         for p, values in zip(params, initial):
             p.set_value(values)
-        return time_step(build_loss, strategy, trainer)
+        return time_step(build_loss, strategy, trainer, count_bound)
 
     best: dict = {}
+    bounds: dict = {}   # the lower bound of each mode, counted in its first step
     totals: dict = {mode: [] for mode in builders}
     for round_ in range(warmup + repeat):
         for mode, (strategy, build_loss) in builders.items():
-            times = step(strategy, build_loss)
+            times = step(strategy, build_loss, count_bound=round_ == 0)
+            if round_ == 0:
+                bounds[mode] = times.lower_bound
             if round_ >= warmup:
                 totals[mode].append(times.total)
                 if mode not in best or times.total < best[mode].total:
@@ -354,7 +374,7 @@ def run_modes(task: str, title: str, builders: dict, trainer, products: Products
     if again["gemm_flops_per_s"] > machine_rate["gemm_flops_per_s"]:
         machine_rate = again
     results = {mode: result_entry(t, instances, products.training_flops,
-                                  machine_rate["gemm_flops_per_s"], totals[mode])
+                                  machine_rate["gemm_flops_per_s"], totals[mode], bounds[mode])
                for mode, t in best.items()}
     print_results(title, results, unit)
     paired = paired_comparisons(totals) if repeat > 1 else None

@@ -1,7 +1,8 @@
 """The results writer: ``benchmarks/results/*.json`` -> a Markdown table and a plot.
 
 Every task saves ``results/<task>.json`` after a full run (``results/gpu/<task>.json`` on
-CuPy). This task gathers the current backend's files into ``benchmarks.md`` (sentences/s, speed-up over no batching, efficiency, batches and
+CuPy). This task gathers the current backend's files into ``benchmarks.md`` (sentences/s,
+speed-up over no batching, efficiency, batches and their lower bound, bytes copied and
 kernels per minibatch, next to the paper's CPU or GPU numbers) and ``benchmarks.png``
 (sentences/s per task and strategy), which the docs and notebooks reuse.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .common import results_dir
+from .common import bytes_text, results_dir
 
 TASK_ORDER = ("synthetic", "bilstm", "bilstm-char", "treelstm", "parser")
 TASK_TITLES = {"synthetic": "Synthetic BiLSTM (§4.1)", "bilstm": "BiLSTM", "bilstm-char": "BiLSTM w/char",
@@ -59,8 +60,9 @@ def markdown_table(results: dict) -> str:
     """One row per task and mode."""
     gpu = any(p["machine"].get("backend") == "cupy" for p in results.values())
     paper_numbers = PAPER_GPU if gpu else PAPER_CPU
-    lines = [f"| task | mode | sent/s | vs none | efficiency | batches | kernels | paper {'GPU' if gpu else 'CPU'} "
-             "| DyNet C++ (CPU) |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [f"| task | mode | sent/s | vs none | efficiency | batches | lower bound | bytes copied "
+             f"| kernels | paper {'GPU' if gpu else 'CPU'} | DyNet C++ (CPU) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for task, payload in results.items():
         modes = payload["results"]
         none = modes.get("none", {}).get("sentences_per_s")
@@ -69,9 +71,11 @@ def markdown_table(results: dict) -> str:
             speedup = f"{r['sentences_per_s'] / none:.1f}x" if none else ""
             paper = paper_numbers.get(task, {}).get(mode, "")
             dynet = DYNET_CPP.get(task, {}).get(mode, "")
+            copied = bytes_text(r["bytes_copied"]) if "bytes_copied" in r else ""
             lines.append(f"| {TASK_TITLES.get(task, task)} | {mode} | {r['sentences_per_s']:.1f} | "
                          f"{speedup} | {r['efficiency']:.3f} | {r['batches_per_minibatch']} | "
-                         f"{r['kernels']} | {paper} | {dynet} |")
+                         f"{r.get('lower_bound', '')} | {copied} | {r['kernels']} | {paper} | "
+                         f"{dynet} |")
     return "\n".join(lines)
 
 

@@ -10,6 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.__main__ import TASKS, main  # noqa: E402
+from benchmarks.common import bytes_text  # noqa: E402
 
 TRAINING_TASKS = ("synthetic", "bilstm", "bilstm-char", "treelstm", "parser")
 
@@ -31,8 +32,12 @@ def test_quick_run_writes_the_results_json(task, tmp_path, capsys):
         expected |= {"manual+none", "manual+depth", "manual+agenda"}
     assert set(modes) == expected
     on_cpu = payload["machine"].get("backend", "numpy") == "numpy"
-    for r in modes.values():
+    for mode, r in modes.items():
         assert r["sentences_per_s"] > 0
+        # the naive modes share their graphs, and so do the manually batched ones
+        bound = modes["manual+none" if mode.startswith("manual+") else "none"]["lower_bound"]
+        assert r["lower_bound"] == bound <= r["batches_per_minibatch"]
+        assert r["bytes_copied"] >= 0
         # The yardstick is a GEMM of 64 columns at the model's shapes. On a GPU, quick sizes
         # make every kernel launch-bound, and an agenda batch of more than 64 columns does
         # more arithmetic per launch than the yardstick: its efficiency can pass 1 there
@@ -42,8 +47,12 @@ def test_quick_run_writes_the_results_json(task, tmp_path, capsys):
     # batching really batches: agenda runs far fewer batches than one node per batch
     assert modes["agenda"]["batches_per_minibatch"] < modes["none"]["batches_per_minibatch"] / 2
     assert modes["none"]["batches_per_minibatch"] >= modes["none"]["nodes"] - 200
+    assert modes["agenda"]["bytes_copied"] > 0  # batches gather arguments, some by copying
     printed = capsys.readouterr().out
     assert "efficiency = model training FLOP/s / machine GEMM FLOP/s" in printed
+    header = next(line for line in printed.splitlines() if line.startswith("mode "))
+    for column in ("batches", "lower bound", "bytes copied", "ms/minibatch"):
+        assert column in header, column
     assert "construct" in printed and "backward" in printed  # the per-phase breakdown
 
 
@@ -55,6 +64,12 @@ def test_report_renders_saved_results(tmp_path, capsys):
     result = report.run(quick=False, directory=tmp_path)
     table = (tmp_path / "benchmarks.md").read_text()
     assert "| Synthetic BiLSTM (§4.1) | agenda |" in table
+    assert "| batches | lower bound | bytes copied | kernels |" in table
+    agenda = payload["results"]["agenda"]
+    row = next(line for line in table.splitlines() if line.startswith("| Synthetic BiLSTM (§4.1) | agenda |"))
+    cells = [c.strip() for c in row.split("|")]
+    assert cells[6:9] == [str(agenda["batches_per_minibatch"]), str(agenda["lower_bound"]),
+                          bytes_text(agenda["bytes_copied"])]
     assert table.index("| none |") < table.index("| agenda |") < table.index("| manual+none |")
     assert result["tasks"] == ["synthetic"]
     pytest.importorskip("matplotlib")

@@ -30,7 +30,7 @@ sys.path.insert(0, str(DOCS / "_ext"))
 from readme_links import rewrite_readme  # noqa: E402  (docs/_ext is not a package)
 
 IN_CI = os.environ.get("CI") == "true"
-CONCEPT_PAGES = ["lazy-graphs", "signatures", "depth-vs-agenda", "contiguous-memory"]
+CONCEPT_PAGES = ["lazy-graphs", "signatures", "depth-vs-agenda", "optimum", "contiguous-memory"]
 
 
 def missing_tools() -> list[str]:
@@ -103,7 +103,8 @@ def check_api_reference(site: Path) -> None:
         f"batchviz.{name}" for name in (
             "Model", "Parameters", "LookupParameters", "Graph", "new_graph", "Expression",
             "Strategy", "PendingView", "validate_schedule", "register_strategy",
-            "set_backend", "set_dtype", "last_run_stats", "trace", "explain", "render")} | {
+            "set_backend", "set_dtype", "last_run_stats", "trace", "explain", "render",
+            "optimal_schedule")} | {
         f"batchviz.nn.{name}" for name in nn_api.__all__}
     missing = sorted(expected - anchors)
     assert not missing, f"not in the API reference (docs/api.rst): {missing}"
@@ -125,6 +126,9 @@ def check_concept_pages(site: Path) -> None:
         for src in pictures:
             assert (site / "concepts" / src).resolve().is_file(), f"{name}: {src} missing"
     assert "copies avoided" in text(page(site, "concepts/contiguous-memory"))
+    # the solver's proof, printed by a cell: the bound (4) is out of reach, the optimum is 5
+    assert "optimum: 5 batches (optimal: fewer than 5 batches proven impossible" in text(
+        page(site, "concepts/optimum"))
 
 
 def check_tutorials_and_notebooks(site: Path) -> None:

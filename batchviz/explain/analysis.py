@@ -14,23 +14,30 @@ import numpy as np
 from ..backend import state
 from ..schedule import (FlatSchedule, PendingView, Strategy, flat_schedule, resolve_strategy,
                         schedule)
-from ..trace.record import graph_of
 from ..plan.arrays import graph_arrays
 from ..plan.vectorized import count_copies
+from ..trace.record import graph_of
 from .bound import chain_bounds
 from .costmodel import cost_model
 from .diagnose import small_batch_reason, verdict
 from .flops import total_flops
+from .optimum import explain_optimum
 from .report import BatchNote, Explanation, SignatureRow, SmallBatchNote, StrategyResult
 
 DEFAULT_STRATEGIES = ("none", "depth", "agenda")
 TOP_SIGNATURES, TOP_BATCHES, TOP_SMALL = 10, 3, 5
 
 
-def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
+def explain(loss, strategies=DEFAULT_STRATEGIES, optimum=None) -> Explanation:
     """Explain how the graph of ``loss`` batches under each of ``strategies`` (names or
     Strategy objects, or just one of them; the graph's own strategy is added when it is not
     among them).
+
+    ``optimum``: the fewest batches possible, next to the lower bound. By default it is
+    shown only where it costs nothing (a strategy meets the lower bound, so it is optimal);
+    ``optimum=True`` solves for it exactly (``bv.optimal_schedule``: OR-Tools, graphs of up
+    to a thousand nodes, 10 seconds at most; a number sets the seconds); ``False`` leaves
+    it out.
 
     Works before or after ``loss.value()`` and changes nothing: results, gradients and the
     graph's state are untouched. ``print()`` the result for the terminal report; in Jupyter
@@ -50,10 +57,10 @@ def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
     model = cost_model()
     itemsize = int(state.dtype.itemsize)
 
-    results, per_sig, strips = {}, {}, {}
+    results, per_sig, strips, schedules = {}, {}, {}, {}
     top_sig = int(a.sig.max()) + 1 if a.n else 1
     for strategy in chosen:
-        flat = _flat_snapshot(strategy, view)
+        flat = schedules[strategy.name] = _flat_snapshot(strategy, view)
         counts = count_copies(a, flat)  # the plan's copy counts, a whole schedule at once
         copies, avoided, elements = counts.copies, counts.copies_avoided, counts.elements_copied
         kernels = len(flat) + copies
@@ -66,6 +73,7 @@ def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
         per_sig[strategy.name] = np.bincount(first_sigs, minlength=top_sig)
         strips[strategy.name] = (flat.sizes, first_sigs)
 
+    optimal, optimal_note = explain_optimum(view, schedules, lower, optimum)
     names = list(results)
     reference = "agenda" if "agenda" in results else min(results.values(), key=lambda r: r.kernels).name
     scheduled = a.scheduled
@@ -121,7 +129,7 @@ def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
         largest=largest, small=notes, more_small=max(0, len(flagged) - len(notes)),
         unbatchable=unbatchable, verdict=verdict(results, winners),
         launch_seconds=model.launch_seconds, flops_per_second=model.flops_per_second,
-        flops=flops, seconds=time.perf_counter() - t0,
+        flops=flops, seconds=time.perf_counter() - t0, optimum=optimal, optimum_note=optimal_note,
         _arrays=a, _graph=graph, _strips=strips)
 
 

@@ -75,6 +75,8 @@ class Explanation:
     flops_per_second: float
     flops: float
     seconds: float            # how long explain took
+    optimum: object = None    # an Optimum (bv.optimal_schedule's result), where computed
+    optimum_note: str = ""    # why there is none
     _arrays: object = field(default=None, repr=False, compare=False)
     _graph: object = field(default=None, repr=False, compare=False)
     _strips: dict = field(default_factory=dict, repr=False, compare=False)
@@ -83,6 +85,7 @@ class Explanation:
         return {
             "nodes": self.nodes, "parameters": self.parameters, "signatures": self.signatures,
             "lower_bound": self.lower_bound,
+            "optimum": None if self.optimum is None else self.optimum.to_dict(schedule=False),
             "strategies": {n: r.to_dict() for n, r in self.strategies.items()},
             "reference": self.reference,
             "top_signatures": [asdict(r) for r in self.rows],

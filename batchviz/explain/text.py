@@ -33,10 +33,15 @@ def bytes_text(b: int) -> str:
 
 
 def header_lines(e) -> list:
-    return [f"batchviz explain: {counted(e.nodes, 'node')} in {counted(e.signatures, 'signature')} "
-            f"(+{counted(e.parameters, 'parameter')}, done from the start)",
-            f"lower bound: {counted(e.lower_bound, 'batch')} (per signature its longest dependency "
-            "chain, summed over signatures)"]
+    lines = [f"batchviz explain: {counted(e.nodes, 'node')} in {counted(e.signatures, 'signature')} "
+             f"(+{counted(e.parameters, 'parameter')}, done from the start)",
+             f"lower bound: {counted(e.lower_bound, 'batch')} (per signature its longest dependency "
+             "chain, summed over signatures)"]
+    if e.optimum is not None:
+        lines.append(e.optimum.summary())
+    elif e.optimum_note:
+        lines.append(f"optimum: {e.optimum_note}")
+    return lines
 
 
 def strategy_table(e) -> tuple:
@@ -52,6 +57,10 @@ def strategy_table(e) -> tuple:
         ("time (estimate)", [x.estimated_seconds for x in r], [seconds_text(x.estimated_seconds) for x in r]),
         ("above lower bound", [x.above_lower_bound for x in r], [f"+{x.above_lower_bound}" for x in r]),
     ]
+    optimum = e.optimum
+    if optimum is not None and optimum.proven and optimum.count > e.lower_bound:
+        rows.append(("above optimum", [x.batches for x in r],
+                     [f"+{x.batches - optimum.count}" for x in r]))
     return ["", *names], [(label, cells, values.index(min(values))) for label, values, cells in rows]
 
 
@@ -141,9 +150,10 @@ def _render_rich(e, width) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, highlight=False,
                       width=width or shutil.get_terminal_size((100, 24)).columns)
-    first, second = header_lines(e)
+    first, *rest = header_lines(e)
     console.print(Text(first, style="bold"))
-    console.print(second)
+    for line in rest:
+        console.print(line)
     header, rows = strategy_table(e)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
     table.add_column("")

@@ -191,6 +191,15 @@ class Graph:
 
             run_forward(self)
 
+    def recompute(self) -> None:
+        """Forget every computed value, so that the next run computes the whole graph again
+        (DyNet's ``forward(recalculate=True)``, after an input's ``set()``)."""
+        self.check_alive()
+        if self.memory is not None:
+            self.memory.release()
+        self.memory = None
+        self.n_evaluated = 0
+
     def backward(self, node: int) -> None:
         """Accumulate d(node)/d(parameter) into every parameter's ``grad``."""
         self.forward()

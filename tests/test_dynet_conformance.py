@@ -7,8 +7,8 @@ import pytest
 
 import batchviz.dynet as bvdy
 
-from dynet_cases import (BUILDER_CASES, OP_CASES, TRAINER_CASES, run_builder, run_case,
-                         run_trainer)
+from dynet_cases import (BUILDER_CASES, OP_CASES, TRAINER_CASES, make_parameters, run_builder,
+                         run_case, run_trainer)
 
 real = pytest.importorskip("dynet", reason="the real DyNet (pip install dyNET38, the "
                            "'dynet' test extra) is not importable: no conformance check")
@@ -58,3 +58,72 @@ def test_trainer_matches_dynet(name):
         for which, x, y in zip(("E", "W", "b"), a, b):
             np.testing.assert_allclose(x, y, rtol=RTOL, atol=ATOL,
                                        err_msg=f"{name}: {which} after update {step + 1}")
+
+
+def _api_facts(dy) -> dict:
+    """What a program sees of the API besides values: value() types, dims, names."""
+    pc = dy.ParameterCollection()
+    a, W1, W2 = pc.add_parameters(3), pc.add_parameters((2, 3), name="W"), pc.add_parameters(2, name="W")
+    sub = pc.add_subcollection("sub")
+    c, E = sub.add_parameters(2), pc.add_lookup_parameters((5, 2))
+    lstm = dy.VanillaLSTMBuilder(1, 2, 3, pc)
+    a.set_value(np.arange(3.0))
+    dy.renew_cg()
+    x = dy.inputTensor(np.arange(6.0).reshape(2, 3))
+    b = dy.inputTensor(np.arange(6.0).reshape(2, 3), batched=True)
+    s = dy.scalarInput(2.5)
+    return {
+        "names": [p.name() for p in (a, W1, W2, c, E)] + [sub.name(), pc.name()]
+        + [p.name() for p in lstm.get_parameters()[0]],
+        "counts": (len(pc.parameters_list()), len(pc.lookup_parameters_list())),
+        "scalar": (s.value(), s.dim(), s.npvalue().shape, s.scalar_value()),
+        "vector": (dy.tanh(a).value(), dy.tanh(a).dim()),
+        "matrix": (type(x.value()).__name__, x.dim(), x.npvalue().tolist()),
+        "batch": (b.value(), b.dim(), b.npvalue().tolist(), b.vec_value()),
+        "batch of scalars": (dy.sum_elems(b).value(), dy.sum_elems(b).npvalue().shape),
+        "parameter": (a.dim(), a.npvalue().tolist(), a.shape(), E.shape(), len(E),
+                      E.npvalue().shape, E.as_array().shape),
+        "lookup dims": (E[1].dim(), E.batch([0, 1, 4]).dim(), dy.lookup_batch(E, [2]).dim()),
+    }
+
+
+def test_the_api_around_values_matches_dynet():
+    mine, theirs = _api_facts(bvdy), _api_facts(real)
+    for key in theirs:
+        assert _close(mine[key], theirs[key]), f"{key}: {mine[key]!r} != {theirs[key]!r}"
+
+
+def _close(a, b) -> bool:
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return abs(a - b) <= 1e-5 * max(1.0, abs(b))
+    return a == b
+
+
+def _xor(dy, iterations: int) -> list:
+    """DyNet's reuse of one graph: inputs changed with set(), values and updates in a loop."""
+    pc = dy.ParameterCollection()
+    W, b, V, a = make_parameters(dy, pc, [(8, 2), (8,), (1, 8), (1,)])
+    trainer = dy.SimpleSGDTrainer(pc)
+    x, y = dy.vecInput(2), dy.scalarInput(0)
+    loss = dy.squared_distance(V * dy.tanh(W * x + b) + a, y)
+    losses = []
+    for it in range(iterations):
+        for mi in range(4):
+            x1, x2 = mi % 2, (mi // 2) % 2
+            x.set([1 if x1 else -1, 1 if x2 else -1])
+            y.set(1 if x1 != x2 else -1)
+            losses.append(loss.scalar_value())
+            loss.backward()
+            trainer.update()
+    return losses
+
+
+def test_a_graph_reused_with_set_matches_dynet():
+    real.renew_cg()
+    theirs = _xor(real, 5)
+    bvdy.renew_cg(autobatching=1)
+    mine = _xor(bvdy, 5)
+    np.testing.assert_allclose(mine, theirs, rtol=RTOL, atol=ATOL)
+    assert mine[-1] < mine[0]

@@ -25,6 +25,8 @@ from ..expression import Expression as BvExpression
 from ..ops import api as bv
 from . import graph as _graph
 
+_SESSION = _graph.session  # (one object for the program's life: its settings change)
+
 
 class Expression:
     """A DyNet expression: ``x`` (the batchviz node) and ``bd`` (the minibatch size)."""
@@ -34,6 +36,8 @@ class Expression:
     def __init__(self, x, bd: int = 1):
         self.x = x
         self.bd = bd
+        if _SESSION.immediate and type(x) is BvExpression:  # renew_cg(immediate_compute=True)
+            self.npvalue()
 
     # --- dimensions ---------------------------------------------------------------------
     def dim(self) -> tuple:

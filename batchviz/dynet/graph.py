@@ -64,8 +64,8 @@ def renew_cg(immediate_compute: bool = False, check_validity: bool = False, auto
     strategy = settings["strategy"] if autobatching is None else config.strategy_of(autobatching)
     session.graph = bv_graph.new_graph(strategy)
     session.version += 1
-    session.immediate = bool(immediate_compute)
     session.check_validity = bool(check_validity)
+    session.immediate = bool(immediate_compute)
     return cg()
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numbers
 
+from ..signature import shape_text
 from .base import Op, register
 from ._build import build
 
@@ -36,6 +37,10 @@ class SumAxes(Op):
 
     def memo_key(self, graph, args, attrs):
         return (self, graph.shapes[args[0]], attrs)
+
+    def describe_signature(self, key, graph=None):
+        """``sum_axes-5x3-over1``: the argument's shape and the axes summed."""
+        return f"{self.name}-{shape_text(key[1])}-over{','.join(map(str, key[2]))}"
 
     def forward(self, xp, ins, attrs, n):
         return ins[0].sum(axis=tuple(a + 1 for a in attrs[0]))

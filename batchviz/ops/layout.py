@@ -16,6 +16,7 @@ import numbers
 import numpy as np
 
 from .. import backend
+from ..signature import shape_text
 from .base import Op, register
 from ._build import build, build_memoized, expression_list
 
@@ -250,6 +251,10 @@ class Permute(Op):
 
     def signature(self, graph, args, attrs, shape):
         return (self.name, graph.shapes[args[0]], attrs), ()
+
+    def describe_signature(self, key, graph=None):
+        """``permute-2x3x4-to2,0,1``: the argument's shape and the new order of its axes."""
+        return f"{self.name}-{shape_text(key[1])}-to{','.join(map(str, key[2]))}"
 
     def forward(self, xp, ins, attrs, n):
         return ins[0].transpose((0,) + tuple(a + 1 for a in attrs[0]))

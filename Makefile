@@ -19,7 +19,7 @@ $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e ".[dev,browser,notebooks,bench,docs]"
+	$(BIN)/pip install -q -e ".[dev,browser,notebooks,bench,docs,dynet]"
 	touch $@ $(VENV)/.demo-installed
 
 demo: $(VENV)/.demo-installed

@@ -24,10 +24,11 @@ TASKS = {
     "report": "report",
     "products": "products",
     "hosttime": "hosttime",
+    "dynet": "dynet_compare",
 }
 
 #: tasks that are not training runs: no modes, and not part of ``all``
-NOT_TRAINING = ("overhead", "report", "products", "hosttime")
+NOT_TRAINING = ("overhead", "report", "products", "hosttime", "dynet")
 ALL = [name for name in TASKS if name not in NOT_TRAINING]
 
 

@@ -117,6 +117,20 @@ OP_CASES = {
         [P[0], P[1], batch(dy, XB)])),
     "affine_transform, matrix": ([(3,), (3, 4), (4, 2)], lambda dy, P: dy.affine_transform(
         [P[0], P[1], P[2]])),
+    # products and sums that batchviz.dynet builds as one affine node
+    "b + W * x": ([(3,), (3, 4), (4,)], lambda dy, P: P[0] + P[1] * dy.tanh(P[2])),
+    "W * x + b": ([(3,), (3, 4), (4,)], lambda dy, P: P[1] * P[2] + P[0]),
+    "b + U * h + V * c": ([(3,), (3, 4), (4,), (3, 2), (2,)], lambda dy, P: P[0] + P[1] * P[2]
+                          + P[3] * P[4]),
+    "U * h + (b + V * c)": ([(3,), (3, 4), (4,), (3, 2), (2,)], lambda dy, P: P[1] * P[2]
+                            + (P[0] + P[3] * P[4])),
+    "W * x + W * y": ([(3, 4), (4,), (4,)], lambda dy, P: P[0] * P[1] + P[0] * P[2]),
+    "b + W * batch": ([(3,), (3, 4)], lambda dy, P: P[0] + P[1] * batch(dy, XB)),
+    "batch bias + W * batch": ([(3, 4)], lambda dy, P: P[0] * batch(dy, XB)
+                               + P[0] * batch(dy, XB * 2.0)),
+    "a product used twice": ([(3,), (3, 4), (4,)], lambda dy, P: (lambda h: dy.cmult(
+        h + P[0], dy.tanh(h)))(P[1] * P[2])),
+    "expression bias": ([(3,), (3, 4), (4,)], lambda dy, P: dy.tanh(P[0]) + P[1] * P[2]),
     "dot_product": ([(4,), (4,)], lambda dy, P: dy.dot_product(P[0], P[1])),
     "dot_product, batch": ([(4,)], lambda dy, P: dy.dot_product(P[0], batch(dy, XB))),
     "squared_distance": ([(4,), (4,)], lambda dy, P: dy.squared_distance(P[0], P[1])),

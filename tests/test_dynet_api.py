@@ -305,3 +305,24 @@ def test_explain_counts_a_batched_node_once_with_its_size():
     product = next(name for name in rows if name.startswith("matmul"))
     assert rows[product].nodes == 3          # one node per minibatch, not per instance
     assert "5x3" not in product and "4x3" in product   # the signature names the 3 columns
+
+
+def test_a_layer_written_as_b_plus_W_times_x_is_one_affine_node():
+    pc = dy.ParameterCollection()
+    W, U, b = pc.add_parameters((3, 4)), pc.add_parameters((3, 2)), pc.add_parameters(3)
+    dy.renew_cg()
+    x, c = dy.inputVector([1.0, 2.0, 3.0, 4.0]), dy.inputVector([1.0, -1.0])
+    graph = dy.cg().graph
+    before = len(graph)
+
+    def new_nodes():   # (a parameter gets a node of its own in each graph on first use)
+        return [graph.ops[n].name for n in range(before, len(graph))
+                if graph.ops[n].name != "parameter"]
+
+    y = dy.tanh(b + W * x + U * c)
+    assert new_nodes() == ["affine", "tanh"]
+    expected = np.tanh(b.as_array() + W.as_array() @ [1, 2, 3, 4] + U.as_array() @ [1, -1])
+    np.testing.assert_allclose(y.npvalue(), expected, rtol=1e-5)
+    h = W * x                                  # used twice: one product node
+    dy.cmult(h, h)
+    assert new_nodes() == ["affine", "tanh", "matmul", "cmult"]

@@ -12,7 +12,8 @@ on top", §4.1) and ``explain`` counts each once, with its full size. DyNet's sc
 batched): element-wise ops reconcile the two.
 
 The operators have DyNet's meanings in this namespace only: ``x * y`` is a matrix product
-(batchviz's own ``*`` stays element-wise), ``x / y`` and ``x + y`` broadcast as DyNet's do.
+(batchviz's own ``*`` stays element-wise), ``x / y`` and ``x + y`` broadcast as DyNet's do
+(:mod:`.products` has ``*`` and ``+``).
 """
 from __future__ import annotations
 
@@ -236,53 +237,6 @@ def elementwise(op, a, b, who: str, right_only: bool = False) -> Expression:
     return Expression(op(to_shape(a, dims, bd), to_shape(b, dims, bd)), bd)
 
 
-def add(a, b) -> Expression:
-    return elementwise(bv.add, a, b, "x + y")
-
-
-def sub(a, b) -> Expression:
-    return elementwise(bv.sub, a, b, "x - y")
-
-
-def _as_matrix(e: Expression):
-    """The batchviz node of a left factor as a matrix (a vector is one column)."""
-    shape = e.x.shape
-    if len(shape) == 2:
-        return e.x
-    return bv.reshape(e.x, (shape[0] if shape else 1, 1))
-
-
-def matmul(a, b) -> Expression:
-    """DyNet's ``a * b``: the matrix product (a vector is a column; the result of a matrix
-    times a vector is a vector). A batch of right factors is one product with all their
-    columns; a batch of left factors is not supported."""
-    a, b = as_expression(a, "x * y"), as_expression(b, "x * y")
-    da, db = dims_of(a), dims_of(b)
-    if len(da) > 2 or len(db) > 2:
-        raise ValueError(f"x * y: cannot multiply tensors of more than 2 dimensions: "
-                         f"{a.dim()} and {b.dim()}")
-    cols = da[1] if len(da) == 2 else 1
-    if cols != db[0]:
-        raise ValueError(f"x * y: mismatched dimensions {a.dim()} and {b.dim()}: {cols} "
-                         f"columns times {db[0]} rows")
-    if a.bd > 1:
-        raise NotImplementedError("x * y with a minibatch of left factors (a batched matrix "
-                                  "times something): batchviz.dynet multiplies unbatched "
-                                  "matrices by batched right factors only; loop over the "
-                                  "instances, or write dy.transpose(y) * ... the other way round")
-    left = a.x if len(a.x.shape) == 2 else _as_matrix(a)
-    right, bd = b.x, b.bd
-    if len(db) == 1:                       # a vector, or a batch of vectors (columns)
-        if not right.shape:
-            right = bv.reshape(right, (1,))
-        return Expression(bv.matmul(left, right), bd)
-    if bd == 1:                            # a matrix
-        return Expression(bv.matmul(left, right), 1)
-    k = db[1]                              # a batch of matrices: all their columns at once
-    product = bv.matmul(left, bv.reshape(right, (db[0], k * bd)))
-    return Expression(bv.reshape(product, (da[0], k, bd)), bd)
-
-
 def index_rows(e: Expression, index) -> Expression:
     """DyNet's ``x[i]`` (row ``i``, a negative ``i`` counted from the end), ``x[a:b]`` and
     ``x[a:b:step]`` (rows), and a tuple of slices (one per dimension)."""
@@ -309,3 +263,8 @@ def index_rows(e: Expression, index) -> Expression:
         if picked != list(range(dims[axis])):
             x = bv.select_axis(x, picked, axis)
     return Expression(x, e.bd)
+
+
+# the operators' arithmetic, which needs the class above (DyNet's ``*`` makes pending affine
+# transforms, see .products)
+from .products import add, matmul, sub  # noqa: E402

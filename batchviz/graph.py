@@ -59,6 +59,11 @@ class Graph:
         self.finished_because = ""
         self.tracer = None        # set by batchviz.trace while recording
         self.last_stats = None
+        #: compute every node's gradient, constants' too, and keep them after a backward
+        #: pass in ``gradients`` (DyNet's ``backward(full=True)``; set before the forward
+        #: pass): ``(first address, one flat array laid out like the address space)``
+        self.keep_gradients = False
+        self.gradients = None
         self._previous: "Graph | None" = None
         if record_source:
             self.push = self._push_recording  # type: ignore[method-assign]

@@ -127,3 +127,23 @@ def test_a_graph_reused_with_set_matches_dynet():
     mine = _xor(bvdy, 5)
     np.testing.assert_allclose(mine, theirs, rtol=RTOL, atol=ATOL)
     assert mine[-1] < mine[0]
+
+
+def _gradients_of_expressions(dy) -> list:
+    """``gradient()`` of an input, an intermediate node and a parameter after
+    ``backward(full=True)``."""
+    pc = dy.ParameterCollection()
+    (W,) = make_parameters(dy, pc, [(3, 4)])
+    dy.renew_cg()
+    x = dy.inputVector([0.5, -1.0, 2.0, 0.1])
+    h = dy.tanh(W * x)
+    b = dy.inputTensor(np.arange(6.0).reshape(3, 2) / 5.0, batched=True)
+    loss = dy.sum_batches(dy.sum_elems(dy.cmult(dy.logistic(h), dy.tanh(b))))
+    loss.backward(full=True)
+    return [x.gradient(), h.gradient(), b.gradient(), W.gradient(), W.grad_as_array()]
+
+
+def test_gradients_of_expressions_match_dynet():
+    for mine, theirs in zip(_gradients_of_expressions(bvdy), _gradients_of_expressions(real)):
+        assert mine.shape == theirs.shape
+        np.testing.assert_allclose(mine, theirs, rtol=RTOL, atol=ATOL)

@@ -22,6 +22,7 @@ import numbers
 import numpy as np
 
 from .. import ops as _ops_package  # noqa: F401  (registers every op)
+from ..backend import to_numpy
 from ..expression import Expression as BvExpression
 from ..ops import api as bv
 from . import graph as _graph
@@ -86,9 +87,8 @@ class Expression:
                                   "type; use npvalue() and NumPy (argmax, topk) instead")
 
     def backward(self, full: bool = False) -> None:
-        """Accumulate the gradient of this scalar into every parameter it depends on.
-        (``full`` is accepted: batchviz keeps no gradients of non-parameter nodes, see
-        :meth:`gradient`.)"""
+        """Accumulate the gradient of this scalar into every parameter it depends on; with
+        ``full=True`` keep every expression's gradient too, for :meth:`gradient`."""
         d = dims_of(self)
         if self.bd != 1 or int(np.prod(d)) != 1:
             raise ValueError(f"backward() can only be called on scalar nodes, but this "
@@ -97,14 +97,29 @@ class Expression:
         node = self._node()
         if node.shape not in ((), (1,)):
             node = bv.reshape(node, ())
+        graph = node.graph
+        if full and not graph.keep_gradients:  # constants' gradients too: run it again so
+            graph.keep_gradients = True        # that every batch takes part in backward
+            graph.recompute()
+        graph.gradients = None
         node.backward()
 
-    def gradient(self):
-        raise NotImplementedError(
-            "Expression.gradient() of a computed expression: batchviz.dynet keeps the "
-            "gradients of parameters only. For the gradient with respect to an input, make "
-            "the input a parameter (pc.parameters_from_numpy(array)) and read its "
-            "grad_as_array() after backward()")
+    def gradient(self) -> np.ndarray:
+        """The gradient of the last ``backward(full=True)``'s scalar with respect to this
+        expression, shaped as :meth:`npvalue` (batchviz keeps the gradients of expressions
+        that are not parameters only when ``full=True`` asks for them)."""
+        node = self._node()
+        graph = node.graph
+        if graph.gradients is None:
+            raise RuntimeError("gradient(): call backward(full=True) first; batchviz keeps "
+                               "the gradients of expressions other than parameters only then")
+        first, values = graph.gradients
+        address = graph.memory.block_address(node.node, 0)
+        if address < 0:  # a parameter's node
+            return graph.param_of_node[node.node].grad.reshape(full_shape(self))
+        size = int(np.prod(node.shape))
+        flat = to_numpy(values[address - first:address - first + size])
+        return np.array(flat, copy=True).reshape(full_shape(self))
 
     def __repr__(self) -> str:
         node = self.x.node if type(self.x) is BvExpression else self.x

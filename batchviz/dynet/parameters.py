@@ -51,6 +51,9 @@ class _Stored(Expression):
     def grad_as_array(self) -> np.ndarray:
         return self._p.grad
 
+    def gradient(self) -> np.ndarray:
+        return self.grad_as_array()
+
     def set_value(self, arr) -> None:
         arr = np.asarray(arr, dtype=np.float64)
         if arr.shape != self.shape():

@@ -108,6 +108,11 @@ def matmul(a, b) -> Expression:
     vector is a vector). A matrix times a vector or a minibatch of vectors is a pending
     :class:`Affine`; a batch of right factors is one product with all their columns; a
     batch of left factors is not supported."""
+    if type(b) is Expression and isinstance(a, Expression) and a.bd == 1:  # W * x: at once
+        left, right, bd = a.x, b.x, b.bd
+        ls, rs = left.shape, right.shape
+        if len(ls) == 2 and rs and ls[1] == rs[0] and len(rs) == (1 if bd == 1 else 2):
+            return Affine([None, left, right], bd)
     a, b = as_expression(a, "x * y"), as_expression(b, "x * y")
     da, db = dims_of(a), dims_of(b)
     if len(da) > 2 or len(db) > 2:

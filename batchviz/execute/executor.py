@@ -163,7 +163,7 @@ def _forward_batch(graph, mem, batch, out_sizes, arena_index, base, arena, stats
         ins, sources, needs, rec.counts = _read_together(graph, mem, args, out_sizes, stats)
     else:
         ins, sources, needs = _read_positions(graph, mem, info, args, out_sizes, stats)
-    requires_grad = bool(info.shared) or any(needs)
+    requires_grad = bool(info.shared) or any(needs) or graph.keep_gradients
 
     start = mem.address[first] - base
     total = n * out_sizes if isinstance(out_sizes, int) else sum(out_sizes)
@@ -301,6 +301,8 @@ def run_backward(graph, loss: int) -> None:
             _accumulate(graph, mem, grads, reached, source, grad, stats)
     for node, terms in weight_grads.items():
         _add_weight_gradient(xp, graph.param_of_node[node].grad_array(), terms)
+    if graph.keep_gradients:  # every node's gradient, for whoever asked (batchviz.dynet)
+        graph.gradients = (first_base, all_grads.copy())
     POOL.give(all_grads)
     stats.host_to_device = state.host_to_device - h2d
     stats.device_to_host = state.device_to_host - d2h

@@ -234,3 +234,19 @@ def test_hosttime_benchmark_times_the_executor_and_the_kernels(tmp_path, capsys)
         assert 0 < sum(p["ms"] for p in parts.values()) < entry["step_ms"]
     assert results["agenda"]["parts"]["executor lay_out"]["calls"] == 1
     assert (executor._read_positions, LSTMStep.__dict__["forward"]) == originals
+
+
+def test_dynet_programs_quick(tmp_path, capsys):
+    """`python -m benchmarks dynet --quick`: the three programs under batchviz.dynet (and
+    under DyNet, where it is installed), each with a rate."""
+    import importlib.util
+
+    out = tmp_path / "dynet.json"
+    assert main(["dynet", "--quick", "--json", str(out)]) == 0
+    payload = json.loads(out.read_text())
+    assert set(payload["results"]) == {"bilstm_tagger", "treelstm", "rnnlm_batch"}
+    with_dynet = importlib.util.find_spec("dynet") is not None
+    for r in payload["results"].values():
+        assert r["batchviz"] > 0
+        assert (r["dynet"] > 0 and r["ratio"] > 0) if with_dynet else r["dynet"] is None
+    assert "batchviz.dynet sent/s" in capsys.readouterr().out

@@ -36,6 +36,15 @@ def test_autobatch_flags(argv, strategy):
     assert config.settings(["prog.py"] + argv)["strategy"] == strategy
 
 
+@pytest.mark.parametrize("argv, gpus", [
+    ([], 0), (["--dynet-gpus", "1"], 1), (["--dynet-gpu"], 1), (["--dynet-devices", "GPU:0"], 1),
+    (["--dynet-devices", "CPU"], 0),
+])
+def test_gpu_flags(argv, gpus):
+    """Asking DyNet for a GPU asks batchviz for CuPy (``config.use_device``)."""
+    assert config.settings(["prog.py"] + argv)["gpus"] == gpus
+
+
 def test_seed_flag_and_a_bad_autobatch_value():
     assert config.settings(["p", "--dynet-seed=17"])["seed"] == 17
     with pytest.raises(ValueError, match="--dynet-autobatch '7'"):

@@ -147,3 +147,67 @@ def test_gradients_of_expressions_match_dynet():
     for mine, theirs in zip(_gradients_of_expressions(bvdy), _gradients_of_expressions(real)):
         assert mine.shape == theirs.shape
         np.testing.assert_allclose(mine, theirs, rtol=RTOL, atol=ATOL)
+
+
+def _initial_values(dy) -> list:
+    """Parameters whose initializers leave nothing to chance."""
+    pc = dy.ParameterCollection()
+    arr = np.arange(6.0).reshape(2, 3)
+    return [p.as_array() for p in (
+        pc.add_parameters((2, 3), init=0.5), pc.add_parameters((3, 3), init="identity"),
+        pc.add_parameters((2, 3), init=dy.ConstInitializer(-2.0)),
+        pc.add_parameters((3, 3), init=dy.IdentityInitializer()),
+        pc.add_parameters((2, 3), init=dy.NumpyInitializer(arr)),
+        pc.add_parameters((2, 3), init=arr), pc.parameters_from_numpy(arr),
+        pc.lookup_parameters_from_numpy(arr), pc.add_lookup_parameters((2, 3), init=0.25),
+        pc.add_parameters(4, init=0.0))]
+
+
+def test_deterministic_initializers_match_dynet():
+    for mine, theirs in zip(_initial_values(bvdy), _initial_values(real)):
+        np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("make, shape", [
+    (lambda dy, pc: pc.add_parameters((40, 60)), (40, 60)),                      # Glorot
+    (lambda dy, pc: pc.add_parameters(50), (50,)),
+    (lambda dy, pc: pc.add_lookup_parameters((300, 20)), (300, 20)),     # a d x rows tensor
+    (lambda dy, pc: pc.add_lookup_parameters((300, 20), init=dy.GlorotInitializer(True)),
+     (300, 20)),
+    (lambda dy, pc: pc.add_lookup_parameters((300, 20), init="he"), (300, 20)),
+    (lambda dy, pc: pc.add_parameters((30, 40), init="uniform", scale=0.3), (30, 40)),
+    (lambda dy, pc: pc.add_parameters((30, 40), init="normal", mean=1.0, std=0.5), (30, 40)),
+    (lambda dy, pc: pc.add_parameters((30, 40), init=dy.NormalInitializer(0.0, 4.0)), (30, 40)),
+    (lambda dy, pc: pc.add_parameters((30, 40), init="he"), (30, 40)),
+    (lambda dy, pc: pc.add_parameters((30, 40), init=dy.GlorotInitializer(gain=2.0)), (30, 40)),
+])
+def test_random_initializers_draw_dynets_distributions(make, shape):
+    """The same distribution: the same range, mean and spread on a large draw."""
+    mine = make(bvdy, bvdy.ParameterCollection()).as_array()
+    theirs = make(real, real.ParameterCollection()).as_array()
+    assert mine.shape == theirs.shape == shape
+    error = theirs.std() / np.sqrt(theirs.size)   # the standard error of a mean
+    assert abs(mine.mean() - theirs.mean()) < 6 * error
+    assert mine.std() == pytest.approx(theirs.std(), rel=0.15)
+    assert np.abs(mine).max() <= np.abs(theirs).max() * 1.25
+
+
+def test_saxe_is_orthonormal_as_dynet():
+    q = bvdy.ParameterCollection().add_parameters((6, 6), init=bvdy.SaxeInitializer()).as_array()
+    np.testing.assert_allclose(q @ q.T, np.eye(6), atol=1e-5)
+
+
+def test_trainer_status_prints_what_dynet_prints(capfd):
+    outputs = []
+    for dy in (real, bvdy):
+        pc = dy.ParameterCollection()
+        (W,) = make_parameters(dy, pc, [(3, 4)])
+        trainer = dy.SimpleSGDTrainer(pc, 0.25)
+        trainer.set_clip_threshold(0.1)
+        for _ in range(3):
+            dy.renew_cg()
+            dy.sum_elems(dy.square(W * dy.inputVector([1.0, 2.0, 3.0, 4.0]))).backward()
+            trainer.update()
+        trainer.status()
+        outputs.append(capfd.readouterr().err)
+    assert outputs[0] == outputs[1] == "[lr=0.25 clips=3 updates=3] "

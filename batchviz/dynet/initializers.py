@@ -1,9 +1,10 @@
 """DyNet's parameter initializers, drawing from the generator seeded by ``--dynet-seed``.
 
 Each gives the initial values of a parameter of a given shape: the same distributions as
-DyNet's (the numbers themselves differ: another generator). A lookup table is initialized
-row by row, as DyNet does (so Glorot's scale of an embedding table of dimension ``d`` is
-``sqrt(3 / d)``).
+DyNet's (the numbers themselves differ: another generator). A lookup table of ``rows``
+vectors of ``d`` is initialized as DyNet stores it, one ``d x rows`` tensor (so Glorot's
+scale of an embedding table is ``sqrt(6 / (d + rows))``; ``GlorotInitializer(is_lookup=True)``
+leaves the rows out, ``sqrt(3 / d)``).
 """
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ class PyInitializer:
         raise NotImplementedError
 
     def lookup_values(self, rows: int, dims: tuple, rng: np.random.Generator) -> np.ndarray:
-        """The values of a lookup table of ``rows`` rows of ``dims``, one row at a time."""
-        return np.stack([self.values(dims, rng) for _ in range(rows)])
+        """The values of a lookup table of ``rows`` rows of ``dims`` (``(rows,) + dims``)."""
+        return self.values((rows,) + tuple(dims), rng)
 
 
 class NormalInitializer(PyInitializer):
@@ -73,12 +74,19 @@ class GlorotInitializer(PyInitializer):
 
     def values(self, shape, rng):
         dims = shape[:-1] if self.is_lookup and len(shape) > 1 else shape
+        return rng.uniform(-1.0, 1.0, size=shape) * self.scale(dims)
+
+    def lookup_values(self, rows, dims, rng):
+        """DyNet's tensor of a table is ``dims + (rows,)``; ``is_lookup`` leaves the rows out."""
+        fans = tuple(dims) if self.is_lookup else tuple(dims) + (rows,)
+        return rng.uniform(-1.0, 1.0, size=(rows,) + tuple(dims)) * self.scale(fans)
+
+    def scale(self, dims) -> float:
+        """The bound ``s`` for a tensor of dimensions ``dims``."""
         if len(dims) == 4:
             field = dims[0] * dims[1]
-            scale = self.gain * math.sqrt(6.0 / (dims[2] * field + dims[3] * field))
-        else:
-            scale = self.gain * math.sqrt(3.0 * len(dims) / sum(dims))
-        return rng.uniform(-scale, scale, size=shape)
+            return self.gain * math.sqrt(6.0 / (dims[2] * field + dims[3] * field))
+        return self.gain * math.sqrt(3.0 * len(dims) / sum(dims))
 
 
 class SaxeInitializer(PyInitializer):

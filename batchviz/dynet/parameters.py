@@ -258,7 +258,7 @@ class ParameterCollection:
 
     def add_lookup_parameters(self, dim, init=None, name="", device="", scale=1.0, mean=0.0,
                               std=1.0) -> LookupParameters:
-        """A table of ``dim = (rows, d)`` (an int: ``(rows, 1)``), initialized row by row."""
+        """A table of ``dim = (rows, d)`` (an int: ``(rows, 1)``)."""
         if isinstance(init, np.ndarray):
             return self.lookup_parameters_from_numpy(init, name=name)
         dims = (int(dim), 1) if isinstance(dim, numbers.Integral) else _dims(dim)

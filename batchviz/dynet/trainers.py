@@ -41,7 +41,7 @@ class Trainer(BatchvizTrainer):
             return
         scale = self._clip_scale([p._p._grad for p in params])
         if self.clip_threshold is not None:
-            clipped = self.last_gradient_norm > self.clip_threshold
+            clipped = (self.last_gradient_norm > self.clip_threshold) * 1  # (a count, not a bool)
             self._clips = clipped if self._clips is None else self._clips + clipped
         for p in params:
             if not p._updated:

@@ -196,10 +196,13 @@ class Graph:
 
             run_forward(self)
 
-    def recompute(self) -> None:
+    def recompute(self, inputs: dict | None = None) -> None:
         """Forget every computed value, so that the next run computes the whole graph again
-        (DyNet's ``forward(recalculate=True)``, after an input's ``set()``)."""
+        (DyNet's ``forward(recalculate=True)``); ``inputs``: ``{node: data}``, new data for
+        input nodes (of their shapes) first (DyNet's ``set()`` of an input)."""
         self.check_alive()
+        for node, data in (inputs or {}).items():
+            self.attrs[node] = data
         if self.memory is not None:
             self.memory.release()
         self.memory = None

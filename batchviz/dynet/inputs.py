@@ -51,8 +51,7 @@ class InputExpression(Expression):
         shape = node.shape
         if flat.size != int(np.prod(shape)):
             raise ValueError(f"set(): {flat.size} values for an input of dimension {self.dim()}")
-        g.attrs[node.node] = flat.astype(state.dtype).reshape(shape, order="F")
-        g.recompute()
+        g.recompute({node.node: flat.astype(state.dtype).reshape(shape, order="F")})
 
 
 def _input(values: np.ndarray, bd: int) -> InputExpression:

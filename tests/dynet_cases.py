@@ -111,6 +111,15 @@ OP_CASES = {
     "W * batch": ([(3, 4)], lambda dy, P: P[0] * batch(dy, XB)),
     "x^T * W^T": ([(3, 4), (4,)], lambda dy, P: dy.transpose(P[1]) * dy.transpose(P[0])),
     "x * number": ([(3,), (1,)], lambda dy, P: P[0] * P[1]),
+    "numbers of a batch times numbers": ([(4,)], lambda dy, P: dy.pick(
+        dy.cmult(P[0], batch(dy, XB)), 1) * dy.reshape(dy.inputVector([1.0, 0.0, 2.0]), (1,), 3)),
+    "batch of matrices * batch": ([(4,), (2,)], lambda dy, P: dy.reshape(
+        dy.cmult(P[0], batch(dy, XB)), (2, 2), 3) * dy.cmult(P[1], batch(dy, XB[:2] + 1.0))),
+    "batch of matrices * vector": ([(4,), (2,)], lambda dy, P: dy.reshape(
+        dy.cmult(P[0], batch(dy, XB)), (2, 2), 3) * P[1]),
+    "batch of rows * batch of matrices": ([(4,), (8,)], lambda dy, P: dy.transpose(
+        dy.pick_range(dy.cmult(P[0], batch(dy, XB)), 0, 2)) * dy.reshape(
+        dy.cmult(P[1], batch(dy, np.concatenate([XB, XB]))), (2, 4), 3)),
     "affine_transform": ([(3,), (3, 4), (4,), (3, 2), (2,)], lambda dy, P: dy.affine_transform(
         [P[0], P[1], P[2], P[3], P[4]])),
     "affine_transform, batch": ([(3,), (3, 4)], lambda dy, P: dy.affine_transform(

@@ -42,14 +42,14 @@ class VanillaLSTMBuilder(RNNBuilder):
                                       "ln_lstm=False, or write the step with dy.layer_norm")
         super().__init__(layers, input_dim, hidden_dim, model)
         self.spec = (self.layers, self.input_dim, self.hidden_dim, False, float(forget_bias))
-        H = hidden_dim
-        self.fused = FusedLSTM(layers, input_dim, hidden_dim, self.local._model,
+        H = self.hidden_dim
+        self.fused = FusedLSTM(self.layers, self.input_dim, H, self.local._model,
                                name=self.local.name())
         offset = np.zeros(4 * H)
         offset[H:2 * H] = forget_bias
         glorot, generator = GlorotInitializer(), rng()
         self._layer_params = []
-        for i in range(layers):
+        for i in range(self.layers):
             Wx, Wh, b = self.fused.Wx[i][0], self.fused.Wh[i], self.fused.b[i]
             Wx.set_value(glorot.values(Wx.shape, generator))
             Wh.set_value(glorot.values(Wh.shape, generator))
@@ -163,7 +163,7 @@ class BiRNNBuilder:
             if num_layers < 1 or hidden_dim % 2:
                 raise ValueError(f"BiRNNBuilder: needs at least one layer and an even "
                                  f"hidden_dim, got {num_layers} and {hidden_dim}")
-            half = hidden_dim // 2
+            half = int(hidden_dim) // 2
             builder_layers = []
             for layer in range(num_layers):
                 d = input_dim if layer == 0 else hidden_dim

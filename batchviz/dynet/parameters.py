@@ -365,6 +365,8 @@ def _dims(dim) -> tuple:
         return (int(dim),)
     if not isinstance(dim, (tuple, list)) or not dim:
         raise TypeError(f"a parameter's dimension is an int or a tuple of ints, got {dim!r}")
+    if any(isinstance(d, float) and not d.is_integer() for d in dim):
+        raise ValueError(f"dimensions must be whole numbers, got {dim}")
     dims = tuple(int(d) for d in dim)
     if any(d <= 0 for d in dims):
         raise ValueError(f"dimensions must be positive, got {dims}")

@@ -107,7 +107,7 @@ def matmul(a, b) -> Expression:
     """DyNet's ``a * b``: the matrix product (a vector is a column; a matrix times a
     vector is a vector). A matrix times a vector or a minibatch of vectors is a pending
     :class:`Affine`; a batch of right factors is one product with all their columns; a
-    batch of left factors is not supported."""
+    batch of left factors, a product per instance (:func:`_instance_by_instance`)."""
     if type(b) is Expression and isinstance(a, Expression) and a.bd == 1:  # W * x: at once
         left, right, bd = a.x, b.x, b.bd
         ls, rs = left.shape, right.shape
@@ -123,10 +123,9 @@ def matmul(a, b) -> Expression:
         raise ValueError(f"x * y: mismatched dimensions {a.dim()} and {b.dim()}: {cols} "
                          f"columns times {db[0]} rows")
     if a.bd > 1:
-        raise NotImplementedError("x * y with a minibatch of left factors (a batched matrix "
-                                  "times something): batchviz.dynet multiplies unbatched "
-                                  "matrices by batched right factors only; loop over the "
-                                  "instances, or write dy.transpose(y) * ... the other way round")
+        if b.bd not in (1, a.bd):
+            raise ValueError(f"x * y: minibatch sizes of {a.dim()} and {b.dim()} differ")
+        return _instance_by_instance(a, b, da, db, a.bd)
     left, right, bd = a.x, b.x, b.bd
     if len(left.shape) == 2 and len(db) == 1 and right.shape:   # W x, or W X of a minibatch
         return Affine([None, left, right], bd)
@@ -138,3 +137,18 @@ def matmul(a, b) -> Expression:
     k = db[1]                              # a batch of matrices: all their columns at once
     product = bv.matmul(left, bv.reshape(right, (db[0], k * bd)))
     return Expression(bv.reshape(product, (da[0], k, bd)), bd)
+
+
+def _instance_by_instance(a, b, da, db, bd: int) -> Expression:
+    """``a * b`` for a minibatch of left factors (``((r, c), bd)``; of right factors too, or
+    one for all): ``sum_j A[:, j] * X[j, :]`` of every instance, as element-wise products of
+    ``(r, c, k, bd)`` broadcasts summed over ``c``. It makes the whole ``r x c x k`` block
+    of products per instance: DyNet programs use it for small factors (a masked loss is a
+    minibatch of numbers times another)."""
+    r, c = da[0], (da[1] if len(da) == 2 else 1)
+    k = db[1] if len(db) == 2 else 1
+    target = (r, c, k, bd)
+    products = bv.cmult(bv.broadcast(a.x, (r, c, 1, a.bd), target),
+                        bv.broadcast(b.x, (1, c, k, b.bd), target))
+    summed = bv.sum_axes(products, [1])
+    return Expression(bv.reshape(summed, (r, bd) if len(db) == 1 else (r, k, bd)), bd)

@@ -19,6 +19,15 @@ from .inputs import inputTensor, random_bernoulli, zeros
 from .losses import dropout
 
 
+def _size(v):
+    """``v`` as an int when it is a whole number (DyNet takes ``hidden / 2``, a float in
+    Python 3); None otherwise."""
+    try:
+        return int(v) if float(v) == int(v) else None
+    except (TypeError, ValueError):
+        return None
+
+
 class RNNState:
     """A position in a sequence: the state of every layer after the inputs so far."""
 
@@ -79,10 +88,11 @@ class RNNBuilder:
     cells = False  # whether a layer's state is (h, c) rather than (h,)
 
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model):
-        if layers < 1 or input_dim < 1 or hidden_dim < 1:
+        sizes = [_size(v) for v in (layers, input_dim, hidden_dim)]
+        if None in sizes or min(sizes) < 1:
             raise ValueError(f"{type(self).__name__}: layers, input_dim and hidden_dim must be "
-                             f"positive, got {layers}, {input_dim}, {hidden_dim}")
-        self.spec = (int(layers), int(input_dim), int(hidden_dim))
+                             f"positive whole numbers, got {layers}, {input_dim}, {hidden_dim}")
+        self.spec = tuple(sizes)
         self.layers, self.input_dim, self.hidden_dim = self.spec
         self.model = model
         self.local = model.add_subcollection(self.collection_name)
@@ -211,10 +221,10 @@ class SimpleRNNBuilder(RNNBuilder):
 
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model):
         super().__init__(layers, input_dim, hidden_dim, model)
-        H = hidden_dim
+        H = self.hidden_dim
         self._layer_params = []
-        for i in range(layers):
-            d = input_dim if i == 0 else H
+        for i in range(self.layers):
+            d = self.input_dim if i == 0 else H
             self._layer_params.append([self.local.add_parameters((H, d)),
                                        self.local.add_parameters((H, H)),
                                        self.local.add_parameters((H,), init=0.0)])
@@ -235,10 +245,10 @@ class GRUBuilder(RNNBuilder):
 
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model):
         super().__init__(layers, input_dim, hidden_dim, model)
-        H, add = hidden_dim, self.local.add_parameters
+        H, add = self.hidden_dim, self.local.add_parameters
         self._layer_params = []
-        for i in range(layers):
-            d = input_dim if i == 0 else H
+        for i in range(self.layers):
+            d = self.input_dim if i == 0 else H
             self._layer_params.append([p for _ in "zrh"
                                        for p in (add((H, d)), add((H, H)), add((H,), init=0.0))])
 
@@ -270,10 +280,10 @@ class CoupledLSTMBuilder(RNNBuilder):
 
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model):
         super().__init__(layers, input_dim, hidden_dim, model)
-        H, add = hidden_dim, self.local.add_parameters
+        H, add = self.hidden_dim, self.local.add_parameters
         self._layer_params = []
-        for i in range(layers):
-            d = input_dim if i == 0 else H
+        for i in range(self.layers):
+            d = self.input_dim if i == 0 else H
             self._layer_params.append(
                 [add((H, d)), add((H, H)), add((H, H)), add((H,), init=0.0),
                  add((H, d)), add((H, H)), add((H, H)), add((H,), init=0.0),

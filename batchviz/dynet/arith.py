@@ -11,9 +11,8 @@ from __future__ import annotations
 from functools import reduce
 
 from ..ops import api as bv
-from .expression import (Expression, as_expression, combine_dims, dims_of, elementwise,
-                         to_shape)
-from .products import add, matmul
+from .dims import combine_dims, dims_of, to_shape
+from .expression import Expression, add, as_expression, elementwise, matmul
 
 
 def _unary(op, name: str, doc: str):

@@ -12,8 +12,17 @@ on top", §4.1) and ``explain`` counts each once, with its full size. DyNet's sc
 batched): element-wise ops reconcile the two.
 
 The operators have DyNet's meanings in this namespace only: ``x * y`` is a matrix product
-(batchviz's own ``*`` stays element-wise), ``x / y`` and ``x + y`` broadcast as DyNet's do
-(:mod:`.products` has ``*`` and ``+``).
+(batchviz's own ``*`` stays element-wise), ``x / y`` and ``x + y`` broadcast as DyNet's do.
+
+DyNet programs write layers as ``b + W * x`` (or ``W * x + b``, or ``b + U * h + V * c``):
+in DyNet a product node and a sum node each. batchviz has one node for the whole
+``b + W1 x1 + W2 x2 + ...`` (``affine_transform``, whose weights and bias are shared
+arguments when they are parameters, App. A), so ``W * x`` here gives an :class:`Affine`
+expression that is *pending*: it becomes a node when something uses it, and a ``+`` of a
+bias or of another pending product extends it instead. ``b + W * x`` is then one node,
+built by batchviz's fastest path, and the runtime batches one signature instead of two.
+The values are DyNet's (the same sums, up to the order in which floating-point terms are
+added).
 """
 from __future__ import annotations
 
@@ -26,6 +35,8 @@ from ..backend import to_numpy
 from ..expression import Expression as BvExpression
 from ..ops import api as bv
 from . import graph as _graph
+from .dims import (as_matrix, combine_dims, dims_of, full_shape, products_per_instance,
+                   selected_rows, to_shape)
 
 _SESSION = _graph.session  # (one object for the program's life: its settings change)
 
@@ -178,27 +189,6 @@ class Expression:
         raise TypeError("an expression has no truth value before it is computed; use .value()")
 
 
-# --- DyNet's dimensions over batchviz shapes ------------------------------------------------
-def dims_of(e) -> tuple:
-    """DyNet's dims of ``e`` (without the batch): its batchviz shape, less the last axis
-    when batched; a scalar is ``(1,)``."""
-    shape = e.x.shape
-    if e.bd > 1:
-        shape = shape[:-1]
-    return shape if shape else (1,)
-
-
-def full_shape(e) -> tuple:
-    """DyNet's ``npvalue()`` shape: the dims, and the batch last when batched."""
-    dims = dims_of(e)
-    return dims + (e.bd,) if e.bd > 1 else dims
-
-
-def layout(dims, bd: int) -> tuple:
-    """The batchviz shape of a DyNet value of ``dims`` and batch ``bd``."""
-    return tuple(dims) + ((bd,) if bd > 1 else ())
-
-
 def as_expression(e, who: str) -> Expression:
     """``e`` if it is an expression (or a parameter, which is one); a clear error otherwise."""
     if isinstance(e, Expression):
@@ -208,37 +198,10 @@ def as_expression(e, who: str) -> Expression:
                        if isinstance(e, (np.ndarray, list, numbers.Number)) else ""))
 
 
-def to_shape(e: Expression, dims: tuple, bd: int):
-    """The batchviz node of ``e`` laid out as a value of ``dims`` and batch ``bd`` (which
-    ``e``'s dims and batch broadcast to): ``e.x`` itself when it already is one, else a
-    ``broadcast`` node (a vector repeated along the columns, one instance repeated over the
-    batch, a ``()`` scalar seen as ``(1,)``)."""
-    target = layout(dims, bd)
-    if e.x.shape == target:
-        return e.x
-    mine = dims_of(e) + (1,) * (len(dims) - len(dims_of(e)))
-    view = layout(mine, e.bd) if e.bd > 1 else mine + ((1,) if bd > 1 else ())
-    return bv.broadcast(e.x, view, target)
-
-
 def broadcast_dims(a: Expression, b: Expression, who: str, right_only: bool = False):
     """DyNet's broadcasting of two arguments of an element-wise op: ``(dims, batch)`` of
-    the result; every dimension (and the batch) must match or be 1 (for ``cdiv``, 1 on
-    the right only)."""
+    the result (see :func:`.dims.combine_dims`)."""
     return combine_dims(a.dim(), b.dim(), who, right_only)
-
-
-def combine_dims(first: tuple, second: tuple, who: str, right_only: bool = False) -> tuple:
-    """:func:`broadcast_dims` of two ``(dims, batch)`` pairs."""
-    (da, ba), (db, bb) = first, second
-    for i, (x, y) in enumerate(zip(da, db)):
-        if x != y and not (y == 1 if right_only else min(x, y) == 1):
-            raise ValueError(f"{who}: dimension {i} of {first} and {second} must match or be 1")
-    if ba != bb and not (bb == 1 if right_only else min(ba, bb) == 1):
-        raise ValueError(f"{who}: batch sizes of {first} and {second} must match or be 1")
-    longer = da if len(da) >= len(db) else db
-    dims = tuple(max(x, y) for x, y in zip(da, db)) + longer[min(len(da), len(db)):]
-    return dims, max(ba, bb)
 
 
 def elementwise(op, a, b, who: str, right_only: bool = False) -> Expression:
@@ -266,20 +229,121 @@ def index_rows(e: Expression, index) -> Expression:
     if not isinstance(index, tuple) or not all(isinstance(s, slice) for s in index):
         raise TypeError(f"expression index must be an int, a slice or a tuple of slices, got "
                         f"{index!r}")
-    x, dims = e.x, dims_of(e)
-    if len(index) > len(dims):
-        raise IndexError(f"{len(index)} slices for an expression of dimension {e.dim()}")
-    if not e.x.shape:
-        x = bv.reshape(x, (1,))
-    for axis, s in enumerate(index):
-        picked = list(range(*s.indices(dims[axis])))
-        if not picked:
-            raise IndexError(f"slice {s} of dimension {axis} ({dims[axis]}) is empty")
-        if picked != list(range(dims[axis])):
-            x = bv.select_axis(x, picked, axis)
-    return Expression(x, e.bd)
+    return Expression(selected_rows(e, index), e.bd)
 
 
-# the operators' arithmetic, which needs the class above (DyNet's ``*`` makes pending affine
-# transforms, see .products)
-from .products import add, matmul, sub  # noqa: E402
+# --- DyNet's * and +, and the affine transforms they make ------------------------------
+class Affine(Expression):
+    """``b + W1 * x1 + ...`` (``b`` may be absent), a node only once it is used.
+
+    ``terms`` is ``[b or None, W1, x1, W2, x2, ...]`` in batchviz objects (parameters or
+    nodes); ``x`` builds the node on first use."""
+
+    __slots__ = ("terms", "_built")
+
+    def __init__(self, terms: list, bd: int):
+        self.terms, self.bd, self._built = terms, bd, None
+
+    @property
+    def x(self):
+        node = self._built
+        if node is None:
+            node = self._built = self._build()
+        return node
+
+    @property
+    def pending(self) -> bool:
+        return self._built is None
+
+    def _build(self):
+        terms = self.terms
+        if terms[0] is None:
+            if len(terms) == 3:
+                return bv.matmul(terms[1], terms[2])
+            products = [bv.matmul(W, v) for W, v in zip(terms[1::2], terms[2::2])]
+            return bv.esum(products)
+        if self.bd > 1 and len(terms[0].shape) == 1:  # a bias added to every instance
+            return bv.affine_batch(terms)
+        return bv.affine_transform(terms)
+
+
+def _bias_of(b: Expression, pending: Affine):
+    """The batchviz bias for ``pending`` if ``b`` can be its bias (a vector of its rows,
+    unbatched, or shaped as the product), else None."""
+    if b.bd not in (1, pending.bd) or isinstance(b, Affine) and b.pending:
+        return None
+    rows = pending.terms[1].shape[0]
+    shape = b.x.shape
+    if shape == (rows,) or (b.bd == pending.bd > 1 and shape == (rows, pending.bd)):
+        return b.x
+    return None
+
+
+def _extend(a, b):
+    """``a + b`` as a pending affine transform, or None when it is not one."""
+    if type(b) is Affine and b.pending and type(a) is not Affine:
+        a, b = b, a
+    if type(a) is not Affine or not a.pending:
+        return None
+    if type(b) is Affine and b.pending and b.bd == a.bd:
+        if a.terms[0] is not None and b.terms[0] is None:
+            return Affine(a.terms + b.terms[1:], a.bd)
+        if a.terms[0] is None and b.terms[0] is not None:
+            return Affine(b.terms + a.terms[1:], a.bd)
+        return None
+    if a.terms[0] is None and isinstance(b, Expression):
+        bias = _bias_of(b, a)
+        if bias is not None:
+            return Affine([bias] + a.terms[1:], a.bd)
+    return None
+
+
+def add(a, b) -> Expression:
+    """DyNet's ``a + b`` (broadcast as its element-wise ops); a bias plus pending products
+    stays one pending affine transform."""
+    if type(a) is Affine or type(b) is Affine:
+        extended = _extend(a, b)
+        if extended is not None:
+            return extended
+    return elementwise(bv.add, a, b, "x + y")
+
+
+def sub(a, b) -> Expression:
+    return elementwise(bv.sub, a, b, "x - y")
+
+
+def matmul(a, b) -> Expression:
+    """DyNet's ``a * b``: the matrix product (a vector is a column; a matrix times a
+    vector is a vector). A matrix times a vector or a minibatch of vectors is a pending
+    :class:`Affine`; a batch of right factors is one product with all their columns; a
+    batch of left factors, a product per instance (:func:`.dims.products_per_instance`)."""
+    if type(b) is Expression and isinstance(a, Expression) and a.bd == 1:  # W * x: at once
+        left, right, bd = a.x, b.x, b.bd
+        ls, rs = left.shape, right.shape
+        if len(ls) == 2 and rs and ls[1] == rs[0] and len(rs) == (1 if bd == 1 else 2):
+            return Affine([None, left, right], bd)
+    a, b = as_expression(a, "x * y"), as_expression(b, "x * y")
+    da, db = dims_of(a), dims_of(b)
+    if len(da) > 2 or len(db) > 2:
+        raise ValueError(f"x * y: cannot multiply tensors of more than 2 dimensions: "
+                         f"{a.dim()} and {b.dim()}")
+    cols = da[1] if len(da) == 2 else 1
+    if cols != db[0]:
+        raise ValueError(f"x * y: mismatched dimensions {a.dim()} and {b.dim()}: {cols} "
+                         f"columns times {db[0]} rows")
+    if a.bd > 1:
+        if b.bd not in (1, a.bd):
+            raise ValueError(f"x * y: minibatch sizes of {a.dim()} and {b.dim()} differ")
+        return Expression(products_per_instance(a, b, da, db, a.bd), a.bd)
+    left, right, bd = a.x, b.x, b.bd
+    if len(left.shape) == 2 and len(db) == 1 and right.shape:   # W x, or W X of a minibatch
+        return Affine([None, left, right], bd)
+    left = left if len(left.shape) == 2 else as_matrix(a)
+    if len(db) == 1:                       # a vector times a number
+        return Expression(bv.matmul(left, bv.reshape(right, (1,))), bd)
+    if bd == 1:                            # a matrix
+        return Expression(bv.matmul(left, right), 1)
+    k = db[1]                              # a batch of matrices: all their columns at once
+    product = bv.matmul(left, bv.reshape(right, (db[0], k * bd)))
+    return Expression(bv.reshape(product, (da[0], k, bd)), bd)
+

@@ -19,7 +19,8 @@ from ..backend import state
 from ..ops import api as bv
 from ..ops.leaves import INPUT
 from . import graph as _graph
-from .expression import Expression, layout
+from .dims import layout
+from .expression import Expression
 
 
 def _dims(dim, who: str) -> tuple:

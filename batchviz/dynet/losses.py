@@ -13,8 +13,8 @@ import numbers
 from ..ops import api as bv
 from . import graph as _graph
 from .arith import cmult
-from .expression import Expression, as_expression, dims_of
-from .products import add
+from .dims import dims_of
+from .expression import Expression, add, as_expression
 from .inputs import random_bernoulli, random_normal
 from .shaping import transpose
 

@@ -21,7 +21,8 @@ import numpy as np
 from ..nn.lstm import LSTMBuilder as FusedLSTM
 from ..nn.lstm import LSTMState as FusedState
 from ..ops import api as bv
-from .expression import Expression, as_expression, to_shape
+from .dims import to_shape
+from .expression import Expression, as_expression
 from .graph import rng
 from .initializers import GlorotInitializer
 from .rnn import RNNBuilder, RNNState

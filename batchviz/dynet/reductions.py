@@ -11,8 +11,8 @@ import numpy as np
 
 from ..ops import api as bv
 from .arith import cdiv, cmult, sqrt
-from .expression import Expression, as_expression, dims_of, to_shape
-from .products import sub
+from .dims import dims_of, to_shape
+from .expression import Expression, as_expression, sub
 
 
 def _instance_axes(x: Expression) -> int:

@@ -14,7 +14,8 @@ import numbers
 import numpy as np
 
 from ..ops import api as bv
-from .expression import Expression, as_expression, dims_of, layout, to_shape
+from .dims import dims_of, layout, to_shape
+from .expression import Expression, as_expression
 
 
 def pick(e, index=0, dim: int = 0) -> Expression:

@@ -19,7 +19,7 @@ $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e ".[dev,browser,notebooks,bench,docs,optimum]"
+	$(BIN)/pip install -q -e ".[dev,browser,notebooks,bench,docs,optimum,dynet]"
 	touch $@ $(VENV)/.demo-installed
 
 demo: $(VENV)/.demo-installed

@@ -113,7 +113,7 @@ class Model:
         shape = _as_shape(shape)
         if len(shape) != 2:
             raise ValueError(f"lookup parameters need a shape (rows, dim), got {shape}")
-        if init == "glorot":  # DyNet initializes embeddings per row
+        if isinstance(init, str) and init == "glorot":  # DyNet initializes embeddings per row
             bound = math.sqrt(3.0 / shape[1])
             values = self.rng.uniform(-bound, bound, size=shape)
         else:

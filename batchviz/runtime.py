@@ -22,6 +22,7 @@ import numpy as np
 from . import backend
 from .backend import state
 from .execute import Arenas, execute_backward, execute_forward
+from .errors import BatchvizError
 from .execute.stats import PassStats, RunStats, set_last
 from .expression import Expression
 from .graph import LazyGraph, current_graph, open_graph
@@ -54,6 +55,10 @@ class Graph(LazyGraph):
         self.plans: list = []
         self.batch_runs: list = []  # per batch of every plan: what its backward run needs
         self.last_stats = None
+        #: compute every node's gradient, constants' too, and keep them for
+        #: :meth:`gradient_of` (DyNet's ``backward(full=True)``); set before the forward run
+        self.keep_gradients = False
+        self._gradients = None
 
     def forward(self) -> None:
         """Run every node added since the last run, batched by the graph's strategy."""
@@ -64,7 +69,7 @@ class Graph(LazyGraph):
         view = PendingView(self)
         batches = schedule(self.strategy, view)
         t1 = time.perf_counter()
-        run = plan(self, batches, self.layout, self.n_evaluated)
+        run = plan(self, batches, self.layout, self.n_evaluated, self.keep_gradients)
         t2 = time.perf_counter()
         self.batch_runs += execute_forward(self, run, self.arenas, state.xp)
         self.plans.append(run)
@@ -83,7 +88,8 @@ class Graph(LazyGraph):
         """Accumulate d(node)/d(parameter) into every parameter's ``grad``."""
         self.forward()
         h2d, d2h, t0 = state.host_to_device, state.device_to_host, time.perf_counter()
-        batches, scatters = execute_backward(self, node, state.xp)
+        batches, scatters, self._gradients = execute_backward(self, node, state.xp,
+                                                              self.keep_gradients)
         stats = PassStats(nodes=len(self.ops), batches=batches, copies=scatters,
                           seconds=time.perf_counter() - t0,
                           host_to_device=state.host_to_device - h2d,
@@ -104,6 +110,30 @@ class Graph(LazyGraph):
         else:
             values = self.arenas[arena][offset:offset + size_of(self.shapes[node])]
         return np.array(backend.to_numpy(values), copy=True).reshape(self.shapes[node])
+
+    def gradient_of(self, node: int) -> np.ndarray:
+        """The gradient of the last backward pass's loss with respect to ``node``, as a NumPy
+        array of its own. Kept only with ``keep_gradients`` (set before the forward run);
+        a parameter's is its ``grad``."""
+        if node in self.param_of_node:
+            return self.param_of_node[node].grad
+        if self._gradients is None:
+            raise BatchvizError("no gradients kept: set graph.keep_gradients = True before "
+                                "the forward run, then call backward()")
+        address = self.layout.address_of(node) - self.layout.bases[0]
+        flat = self._gradients[address:address + size_of(self.shapes[node])]
+        return np.array(backend.to_numpy(flat), copy=True).reshape(self.shapes[node])
+
+    def recompute(self, inputs: dict | None = None) -> None:
+        """Forget every computed value, so that the next run computes the whole graph again
+        (DyNet's ``forward(recalculate=True)``); ``inputs``: ``{node: data}``, new data for
+        input nodes, of their shapes (DyNet's ``set()`` of an input)."""
+        self.check_alive()
+        for node, data in (inputs or {}).items():
+            self.attrs[node] = data
+        self.arenas.release()
+        self.layout, self.plans, self.batch_runs = Layout(), [], []
+        self.n_evaluated, self._gradients = 0, None
 
     def finish(self, because: str = "by graph.finish()") -> None:
         """End the graph: its expressions can no longer be used, and its memory is freed."""

@@ -27,10 +27,11 @@ TASKS = {
     "products": "products",
     "hosttime": "hosttime",
     "against": "against",
+    "dynet": "dynet_compare",
 }
 
 #: tasks that are not training runs: no modes, and not part of ``all``
-NOT_TRAINING = ("overhead", "report", "products", "hosttime", "against")
+NOT_TRAINING = ("overhead", "report", "products", "hosttime", "against", "dynet")
 ALL = [name for name in TASKS if name not in NOT_TRAINING]
 
 

@@ -7,6 +7,8 @@ A test checks that every registered op has a case here, so a new op cannot skip 
 """
 import batchviz as bv
 
+from op_cases_more import MORE_CASES
+
 
 def v(p):
     """A parameter as an ordinary computed node (not a shared argument)."""
@@ -97,8 +99,8 @@ CASES = {
     "dot_product": ([(4,), (4,)], lambda P, k: bv.dot_product(v(P[0]), v(P[1]))),
     "squared_distance": ([(4,), (4,)], lambda P, k: bv.squared_distance(v(P[0]), v(P[1]))),
     "squared_norm": ([(4,)], lambda P, k: bv.squared_norm(v(P[0]))),
-    "softmax": ([(5,)], lambda P, k: bv.softmax(v(P[0]))),
-    "log_softmax": ([(5,)], lambda P, k: bv.log_softmax(v(P[0]))),
+    "softmax": ([(5,), (4, 3)], lambda P, k: bv.softmax(v(P[k % 2]))),        # columns too
+    "log_softmax": ([(5,), (4, 3)], lambda P, k: bv.log_softmax(v(P[k % 2]))),
     "pickneglogsoftmax": ([(5,)], lambda P, k: bv.pickneglogsoftmax(v(P[0]), (2 * k) % 5)),
     "dropout": ([(6,)], lambda P, k: bv.dropout(v(P[0]), 0.4, seed=100 + k)),
     "lookup": ([], None),  # lookup tables need LookupParameters: see test_lookup_gradient
@@ -152,6 +154,7 @@ CASES = {
     "pickneglogsoftmax_batch": ([(4, 3)], lambda P, k: bv.pickneglogsoftmax_batch(
         v(P[0]), [k % 4, (k + 1) % 4, 2])),
 }
+CASES.update(MORE_CASES)
 
 #: ops whose nodes have no differentiable inputs
 NO_GRADIENT = {"parameter", "input", "zeros"}

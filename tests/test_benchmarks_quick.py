@@ -264,3 +264,19 @@ def test_against_times_one_side_and_reports_the_paired_rounds(capsys):
     assert "synthetic" in out and "5 of 5" in out
     paired = payload["paired"]["synthetic"]
     assert paired["faster_rounds"] == 5 and paired["interval_95"][0] > 1.5
+
+
+def test_dynet_programs_quick(tmp_path, capsys):
+    """`python -m benchmarks dynet --quick`: the three programs under batchviz.dynet (and
+    under DyNet, where it is installed), each with a rate."""
+    import importlib.util
+
+    out = tmp_path / "dynet.json"
+    assert main(["dynet", "--quick", "--json", str(out)]) == 0
+    payload = json.loads(out.read_text())
+    assert set(payload["results"]) == {"bilstm_tagger", "treelstm", "rnnlm_batch"}
+    with_dynet = importlib.util.find_spec("dynet") is not None
+    for r in payload["results"].values():
+        assert r["batchviz"] > 0
+        assert (r["dynet"] > 0 and r["ratio"] > 0) if with_dynet else r["dynet"] is None
+    assert "batchviz.dynet sent/s" in capsys.readouterr().out

@@ -15,13 +15,14 @@ from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, V
 from .memory import POOL, rows_view, strided_view
 
 
-def execute_backward(graph, loss: int, xp) -> tuple:
+def execute_backward(graph, loss: int, xp, keep: bool = False) -> tuple:
     """Add d(loss)/d(parameter) into every parameter's gradient. Returns ``(batches,
-    scatters)``: how many batches ran, and how many reads' gradients went back through a
-    copy's index or piece by piece (``(0, 0)`` when ``loss`` is a parameter)."""
+    scatters, kept)``: how many batches ran, how many reads' gradients went back through a
+    copy's index or piece by piece, and with ``keep`` a copy of every node's gradient (one
+    flat array laid out like the arenas, from the first arena's base), else None."""
     layout, runs = graph.layout, graph.batch_runs
     if layout.address[loss] < 0:
-        return 0, 0
+        return 0, 0, None
     buffer, grads = _gradient_arenas(layout)
     reached = bytearray(len(layout.batches))
     arena, offset = layout.where(loss)
@@ -49,8 +50,9 @@ def execute_backward(graph, loss: int, xp) -> tuple:
             scatters += is_copy(read)
     for node, terms in weight_terms.items():
         _add_weight_gradient(xp, graph.param_of_node[node].grad_array(), terms)
+    kept = buffer.copy() if keep else None
     POOL.give(buffer)
-    return ran, scatters
+    return ran, scatters, kept
 
 
 def _gradient_arenas(layout) -> tuple:

@@ -9,7 +9,9 @@ leave:
 * ``lookup_batch(E, ids)``: the ``(dim, m)`` matrix whose column ``j`` is ``E[ids[j]]``;
 * ``affine_batch([b, W1, X1, ...])``: ``W1 @ X1 + ...`` plus the bias vector ``b`` added to
   every column;
-* ``pickneglogsoftmax_batch(X, labels)``: the summed loss ``sum_j -log softmax(X[:, j])[labels[j]]``.
+* ``pickneglogsoftmax_batch(X, labels)``: the summed loss ``sum_j -log softmax(X[:, j])[labels[j]]``;
+* ``pickneglogsoftmax_columns(X, labels)``: the ``m`` losses, one per column (DyNet's
+  ``pickneglogsoftmax_batch``, which keeps one loss per instance).
 
 They are ordinary ops with signatures, so automatic batching still applies on top of manual
 batching (the paper's rows "manual + depth/agenda": the lookups and losses of all time steps
@@ -124,9 +126,34 @@ class PickNegLogSoftmaxBatch(Op):
         return [probs]
 
 
+class PickNegLogSoftmaxColumns(PickNegLogSoftmaxBatch):
+    """The ``m`` losses ``-log softmax(X[:, j])[labels[j]]`` of the columns of ``X``."""
+
+    name = "pickneglogsoftmax_columns"
+
+    def infer_shape(self, shapes, attrs):
+        super().infer_shape(shapes, attrs)
+        return (shapes[0][1],)
+
+    def forward(self, xp, ins, attrs, n):
+        X = ins[0]
+        i, lab, j = self._picked(xp, attrs, n, X.shape[2])
+        return logsumexp(xp, X)[:, 0, :] - X[i, lab, j]
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        X = ins[0]
+        i, lab, j = self._picked(xp, attrs, n, X.shape[2])
+        probs = X - (out + X[i, lab, j])[:, None, :]   # logsumexp = loss + picked score
+        xp.exp(probs, out=probs)
+        probs[i, lab, j] -= 1.0
+        probs *= g[:, None, :]
+        return [probs]
+
+
 _LOOKUP_BATCH = register(LookupBatch())
 _AFFINE_BATCH = register(AffineBatch())
 _PNLS_BATCH = register(PickNegLogSoftmaxBatch())
+_PNLS_COLUMNS = register(PickNegLogSoftmaxColumns())
 
 
 def _int_list(values, what):
@@ -169,4 +196,16 @@ def pickneglogsoftmax_batch(X, labels):
     return build(_PNLS_BATCH, (X,), labels)
 
 
-__all__ = ["lookup_batch", "affine_batch", "pickneglogsoftmax_batch"]
+def pickneglogsoftmax_columns(X, labels):
+    """The cross-entropy of every column of ``X`` (classes x m) against ``labels`` (m
+    ints): a vector of ``m`` losses."""
+    labels = _int_list(labels, "pickneglogsoftmax_columns")
+    classes = X.shape[0] if len(X.shape) == 2 else None
+    bad = [c for c in labels if classes is not None and not 0 <= c < classes]
+    if bad:
+        raise IndexError(f"pickneglogsoftmax_columns: class {bad[0]} is out of range for "
+                         f"{classes} scores")
+    return build(_PNLS_COLUMNS, (X,), labels)
+
+
+__all__ = ["lookup_batch", "affine_batch", "pickneglogsoftmax_batch", "pickneglogsoftmax_columns"]

@@ -1,8 +1,11 @@
-"""Softmax and the classification losses, over vectors.
+"""Softmax and the classification losses.
 
 ``pickneglogsoftmax(x, i) = -log softmax(x)[i]`` is one node (not three), computed with the
 log-sum-exp trick. The target index ``i`` is per node, not in the signature, so the losses
-of every word of every sentence batch into one kernel.
+of every word of every sentence batch into one kernel. ``softmax`` and ``log_softmax``
+normalise over the first axis: a vector's entries, or each column of a matrix (DyNet's
+meaning, and that of a manual minibatch with one instance per column). ``hinge`` and
+``binary_log_loss`` are DyNet's margin and binary cross-entropy losses.
 """
 from __future__ import annotations
 
@@ -39,11 +42,16 @@ def logsumexp(xp, x):
     return total
 
 
+def _not_scalar(op, shapes):
+    if len(shapes[0]) == 0:
+        raise op.error("needs a vector or a matrix (normalised over its first axis), got a scalar")
+
+
 class Softmax(Op):
     name = "softmax"
 
     def infer_shape(self, shapes, attrs):
-        _vector_only(self, shapes)
+        _not_scalar(self, shapes)
         return shapes[0]
 
     def forward(self, xp, ins, attrs, n):
@@ -57,7 +65,7 @@ class LogSoftmax(Op):
     name = "log_softmax"
 
     def infer_shape(self, shapes, attrs):
-        _vector_only(self, shapes)
+        _not_scalar(self, shapes)
         return shapes[0]
 
     def forward(self, xp, ins, attrs, n):
@@ -96,18 +104,93 @@ class PickNegLogSoftmax(Op):
         return [probs]
 
 
+class Hinge(Op):
+    """``sum_{j != i} max(0, m - x[i] + x[j])`` of the scores ``x`` and the correct class
+    ``i``: of a vector (a scalar), or of every column of a ``(classes, k)`` matrix (``k``
+    losses). Attributes ``(margin, classes)``, one class per column, per node."""
+
+    name = "hinge"
+
+    def infer_shape(self, shapes, attrs):
+        x = shapes[0]
+        margin, classes = attrs
+        if len(x) not in (1, 2) or len(classes) != (x[1] if len(x) == 2 else 1):
+            raise self.error(f"needs a vector and one class, or a matrix and one class per "
+                             f"column; got shape {x} and {len(classes)} classes")
+        if any(not 0 <= c < x[0] for c in classes):
+            raise IndexError(f"hinge: a class of {list(classes)} is out of range for {x[0]} scores")
+        return x[1:]
+
+    def memo_key(self, graph, args, attrs):
+        return (self, graph.shapes[args[0]], attrs[1])  # the classes are checked per node
+
+    def _terms(self, xp, x, attrs, n):
+        """``(scores as (n, classes, k), correct-class mask, active margin terms)``."""
+        scores = x.reshape(n, x.shape[1], -1)
+        classes = backend.to_device_index(np.asarray([c for _, c in attrs], dtype=np.int64))
+        correct = xp.arange(scores.shape[1]).reshape(1, -1, 1) == classes[:, None, :]
+        margins = backend.to_device(np.asarray([m for m, _ in attrs])).reshape(n, 1, 1)
+        picked = (scores * correct).sum(axis=1, keepdims=True)
+        terms = xp.maximum(margins - picked + scores, 0.0) * ~correct
+        return scores, correct, terms
+
+    def forward(self, xp, ins, attrs, n):
+        _, _, terms = self._terms(xp, ins[0], attrs, n)
+        return terms.sum(axis=1).reshape((n,) + ins[0].shape[2:])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        scores, correct, terms = self._terms(xp, ins[0], attrs, n)
+        active = (terms > 0).astype(scores.dtype)
+        gk = g.reshape(n, 1, -1)
+        grad = active * gk - correct * (active.sum(axis=1, keepdims=True) * gk)
+        return [grad.reshape(ins[0].shape)]
+
+
+class BinaryLogLoss(Op):
+    """``-sum(y log x + (1 - y) log(1 - x))`` of probabilities ``x`` and targets ``y`` of one
+    shape, a scalar. ``x`` is kept inside ``[tiny, 1 - 1e-7]`` so that a probability of
+    exactly 0 or 1 costs a large finite loss, as in DyNet."""
+
+    name = "binary_log_loss"
+    arity = 2
+
+    def infer_shape(self, shapes, attrs):
+        if shapes[0] != shapes[1]:
+            raise self.error(f"probabilities and targets must have one shape, got {shapes[0]} "
+                             f"and {shapes[1]}")
+        return ()
+
+    def _clipped(self, xp, x):
+        return xp.clip(x, np.finfo(x.dtype).tiny, 1.0 - 1e-7)
+
+    def forward(self, xp, ins, attrs, n):
+        x, y = self._clipped(xp, ins[0]), ins[1]
+        terms = y * xp.log(x) + (1.0 - y) * xp.log1p(-x)
+        return -terms.reshape(n, -1).sum(axis=1)
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        x, y = self._clipped(xp, ins[0]), ins[1]
+        gk = g.reshape((n,) + (1,) * (x.ndim - 1))
+        gx = gk * ((1.0 - y) / (1.0 - x) - y / x) if needs[0] else None
+        gy = gk * (xp.log1p(-x) - xp.log(x)) if needs[1] else None
+        return [gx, gy]
+
+
 _SOFTMAX = register(Softmax())
 _LOG_SOFTMAX = register(LogSoftmax())
 _PNLS = register(PickNegLogSoftmax())
+_HINGE = register(Hinge())
+_BINARY_LOG_LOSS = register(BinaryLogLoss())
 
 
 def softmax(x):
-    """``exp(x) / sum(exp(x))`` of a vector: probabilities that sum to 1."""
+    """``exp(x) / sum(exp(x))`` over the first axis: probabilities that sum to 1 (of a
+    vector, or of each column of a matrix)."""
     return build(_SOFTMAX, (x,))
 
 
 def log_softmax(x):
-    """``log(softmax(x))`` of a vector, computed without overflow."""
+    """``log(softmax(x))`` over the first axis, computed without overflow."""
     return build(_LOG_SOFTMAX, (x,))
 
 
@@ -123,4 +206,20 @@ def pickneglogsoftmax(x, index):
     return build_memoized(_PNLS, x, index)  # one loss per word: usually a memo lookup
 
 
-__all__ = ["softmax", "log_softmax", "pickneglogsoftmax"]
+def hinge(x, index, margin=1.0):
+    """The multi-class hinge loss ``sum_{j != index} max(0, margin - x[index] + x[j])`` of a
+    score vector ``x``; of a ``(classes, k)`` matrix, with ``index`` a list of ``k`` classes,
+    the ``k`` losses of its columns."""
+    classes = (index,) if isinstance(index, numbers.Integral) else tuple(index)
+    if any(not isinstance(c, numbers.Integral) for c in classes):
+        raise TypeError(f"hinge: classes must be ints, got {index!r}")
+    return build(_HINGE, (x,), (float(margin), tuple(int(c) for c in classes)))
+
+
+def binary_log_loss(x, y):
+    """The binary cross-entropy ``-sum(y log x + (1 - y) log(1 - x))`` of probabilities
+    ``x`` against targets ``y`` (same shape), a scalar."""
+    return build(_BINARY_LOG_LOSS, (x, y))
+
+
+__all__ = ["softmax", "log_softmax", "pickneglogsoftmax", "hinge", "binary_log_loss"]

@@ -1,4 +1,5 @@
-"""Multiplying by and adding a Python number: ``x * 0.5``, ``x / 3``, ``x + 1``, ``1 - x``.
+"""Ops of one expression and a Python number: ``x * 0.5``, ``x / 3``, ``x + 1``, ``1 - x``,
+the ELU of slope ``alpha`` and gradient scaling (``nobackprop``, ``flip_gradient``).
 
 The number is an attribute of each node, not part of the signature, so ``x * 0.5`` and
 ``y * 2`` batch together (the kernel multiplies by a column of per-node numbers).
@@ -53,8 +54,42 @@ class Shift(_WithNumber):
         return [g]
 
 
+class Elu(_WithNumber):
+    """The exponential linear unit ``x if x > 0 else alpha * (exp(x) - 1)`` (Clevert et al.,
+    2016), ``alpha`` per node."""
+
+    name = "elu"
+
+    def forward(self, xp, ins, attrs, n):
+        x = ins[0]
+        negative = _column(attrs, x.ndim) * xp.expm1(xp.minimum(x, 0.0))
+        return xp.where(x > 0, x, negative)
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        x = ins[0]
+        slope = xp.where(x > 0, 1.0, out + _column(attrs, x.ndim))  # alpha e^x = out + alpha
+        return [g * slope]
+
+
+class GradientScale(_WithNumber):
+    """The identity forward; backward, the gradient times a per-node number: 0 stops it
+    (DyNet's ``nobackprop``, a constant parameter), -1 flips it (``flip_gradient``)."""
+
+    name = "scale_gradient"
+
+    def forward(self, xp, ins, attrs, n):
+        return ins[0].copy()
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        if not any(attrs):
+            return [None]  # nothing flows back: the arguments get no gradient from here
+        return [g * _column(attrs, g.ndim)]
+
+
 _SCALE = register(Scale())
 _SHIFT = register(Shift())
+_ELU = register(Elu())
+_GRADIENT_SCALE = register(GradientScale())
 
 
 def _number(c, what):
@@ -76,4 +111,24 @@ def shift(x, c):
     return build_memoized(_SHIFT, x, _number(c, "shift"))
 
 
-__all__ = ["scale", "shift"]
+def elu(x, alpha=1.0):
+    """The exponential linear unit: ``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+    return build_memoized(_ELU, x, _number(alpha, "elu"))
+
+
+def scale_gradient(x, factor):
+    """``x`` unchanged, whose gradient is multiplied by ``factor`` on the way back."""
+    return build_memoized(_GRADIENT_SCALE, x, _number(factor, "scale_gradient"))
+
+
+def nobackprop(x):
+    """``x`` unchanged; no gradient flows back through it (a constant from here on)."""
+    return build_memoized(_GRADIENT_SCALE, x, 0.0)
+
+
+def flip_gradient(x):
+    """``x`` unchanged; its gradient flips sign on the way back (adversarial training)."""
+    return build_memoized(_GRADIENT_SCALE, x, -1.0)
+
+
+__all__ = ["scale", "shift", "elu", "scale_gradient", "nobackprop", "flip_gradient"]

@@ -69,18 +69,20 @@ class Plan(NamedTuple):
         return copies, avoided, elements
 
 
-def plan(graph, batches: list, layout: Layout, start: int) -> Plan:
+def plan(graph, batches: list, layout: Layout, start: int, every_gradient: bool = False) -> Plan:
     """The plan of ``batches``, the schedule of the nodes of ``graph`` from ``start`` on,
-    laid out in a new arena after what ``layout`` holds (which is extended)."""
+    laid out in a new arena after what ``layout`` holds (which is extended). With
+    ``every_gradient``, every batch takes part in the backward pass, constants' too (so
+    that every node's gradient can be read, DyNet's ``backward(full=True)``)."""
     arena, sizes = place_batches(graph, batches, layout, start)
     first = len(layout.batches)
     for batch, size in zip(batches, sizes):
-        layout.batches.append(plan_batch(graph, layout, batch, size))
+        layout.batches.append(plan_batch(graph, layout, batch, size, every_gradient))
     size = layout.next_address - layout.bases[arena]
     return Plan(arena, size, tuple(layout.batches[first:]))
 
 
-def plan_batch(graph, layout: Layout, batch: list, sizes) -> BatchPlan:
+def plan_batch(graph, layout: Layout, batch: list, sizes, every_gradient: bool = False) -> BatchPlan:
     """One batch's plan (its nodes already placed by
     :func:`~batchviz.plan.layout.place_batches`)."""
     first = batch[0]
@@ -109,8 +111,8 @@ def plan_batch(graph, layout: Layout, batch: list, sizes) -> BatchPlan:
         block_stride, out_shape = length, (info.blocks,) + out_shape
     return BatchPlan(len(layout.batches), graph.sigs[first], op, tuple(batch), attrs, arena,
                      start, length, sizes, out_shape, block_stride, tuple(reads),
-                     tuple(in_shapes), needs, origins, bool(info.shared) or any(needs),
-                     together, counts)
+                     tuple(in_shapes), needs, origins,
+                     bool(info.shared) or any(needs) or every_gradient, together, counts)
 
 
 def _read_positions(graph, layout: Layout, info, args: tuple, sizes) -> list:

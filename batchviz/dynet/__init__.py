@@ -1,0 +1,124 @@
+"""DyNet 2.1's Python API over batchviz's runtime: ``import batchviz.dynet as dy``.
+
+A DyNet program runs with its import line changed, gives DyNet's results, and everything
+batchviz shows works on it (``batchviz explain prog.py``, ``bv.trace``, the widgets). The
+page "Running DyNet programs" of the docs has the table of what is supported and how it
+differs; the design in brief:
+
+* **Graphs.** DyNet's single computation graph is a batchviz :class:`~batchviz.Graph`, made
+  current by ``dy.renew_cg()`` (:mod:`.graph`). Its batching strategy comes from DyNet's
+  settings (:mod:`.config`): ``--dynet-autobatch 1`` (or ``dynet_config.set(autobatch=1)``)
+  is the agenda, ``2`` the depth strategy, a batchviz strategy name any other; with no
+  setting there is **no autobatching**, as in DyNet.
+* **Expressions** (:mod:`.expression`) wrap a batchviz node and DyNet's minibatch size, and
+  their operators mean what DyNet's mean: ``x * y`` is a matrix product here, while
+  batchviz's own ``*`` stays element-wise; nothing of batchviz is patched.
+* **The minibatch dimension** (DyNet's "manual batching") is the last axis of a batchviz
+  node: DyNet's ``((d,), 32)`` is a ``(d, 32)`` node. So ``W * X`` is one product, a batched
+  node is one node, and batched nodes batch with each other under autobatching: the paper's
+  "manual batching with autobatching on top" (§4.1). ``explain`` counts each batched node
+  once, with its full size.
+* **Parameters** (:mod:`.parameters`) are batchviz parameters under DyNet's names;
+  initializers (:mod:`.initializers`) draw DyNet's distributions from the seeded generator.
+* **Builders**: ``VanillaLSTMBuilder`` runs on batchviz's fused LSTM steps (:mod:`.lstm`);
+  the simple RNN, GRU and coupled LSTM are written with DyNet's ops (:mod:`.rnn`).
+* **Trainers** (:mod:`.trainers`) apply DyNet's update rules with its defaults.
+* Anything else of DyNet's API raises ``NotImplementedError`` naming what to use
+  (:mod:`.unsupported`).
+"""
+from __future__ import annotations
+
+from . import config as dynet_config
+from .arith import *  # noqa: F401,F403
+from .arith import __all__ as _arith_names
+from .expression import Expression
+from .graph import ComputationGraph, cg, cg_version, renew_cg, reset_random_seed
+from .initializers import (ConstInitializer, FromFileInitializer, GlorotInitializer,
+                           IdentityInitializer, NormalInitializer, NumpyInitializer,
+                           PyInitializer, SaxeInitializer, UniformInitializer)
+from .inputs import (InputExpression, constant, inputMatrix, inputTensor, inputVector,
+                     matInput, one_hot, ones, random_bernoulli, random_gumbel, random_normal,
+                     random_uniform, scalarInput, vecInput, zeroes, zeros)
+from .io import load, load_generator, save
+from .losses import *  # noqa: F401,F403
+from .losses import __all__ as _loss_names
+from .lstm import BiRNNBuilder, LSTMBuilder, VanillaLSTMBuilder
+from .parameters import (LookupParameters, Model, ParameterCollection, Parameters,
+                         const_parameter, lookup, lookup_batch, parameter)
+from .reductions import *  # noqa: F401,F403
+from .reductions import __all__ as _reduction_names
+from .rnn import CoupledLSTMBuilder, GRUBuilder, RNNState, SimpleRNNBuilder
+from .shaping import *  # noqa: F401,F403
+from .shaping import __all__ as _shaping_names
+from .trainers import (AdadeltaTrainer, AdagradTrainer, AdamTrainer, MomentumSGDTrainer,
+                       RMSPropTrainer, SimpleSGDTrainer, Trainer)
+from .unsupported import STUBS as _STUBS
+
+globals().update(_STUBS)
+
+__version__ = "2.1"  # the DyNet API this module follows
+
+
+def forward(expressions, recalculate: bool = False) -> None:
+    """Compute the graph that the expressions belong to (all pending nodes, in batches)."""
+    for e in expressions:
+        e.forward(recalculate)
+        recalculate = False
+
+
+def npvalues(expressions, recalculate: bool = False) -> list:
+    forward(expressions, recalculate)
+    return [e.npvalue() for e in expressions]
+
+
+def values(expressions, recalculate: bool = False) -> list:
+    forward(expressions, recalculate)
+    return [e.value() for e in expressions]
+
+
+def init(shared_parameters=None) -> None:
+    """DyNet's ``init()``: nothing to do, the settings are read when the first graph is made."""
+
+
+class DynetParams:
+    """DyNet's ``DynetParams``: settings given one by one, applied by ``init()``."""
+
+    def __init__(self):
+        self._settings = {}
+
+    def from_args(self, shared_parameters=None) -> None:
+        """The command line is read when the first graph is made anyway."""
+
+    def set_mem(self, mem) -> None:
+        self._settings["mem"] = mem
+
+    def set_random_seed(self, random_seed: int) -> None:
+        self._settings["random_seed"] = random_seed
+
+    def set_autobatch(self, autobatch) -> None:
+        self._settings["autobatch"] = int(autobatch)
+
+    def set_requested_gpus(self, requested_gpus: int) -> None:
+        self._settings["requested_gpus"] = requested_gpus
+
+    def set_profiling(self, profiling) -> None:
+        self._settings["profiling"] = profiling
+
+    def init(self) -> None:
+        dynet_config.set(**self._settings)
+
+
+__all__ = (["Expression", "InputExpression", "ComputationGraph", "cg", "cg_version",
+            "renew_cg", "reset_random_seed", "forward", "values", "npvalues", "init",
+            "DynetParams", "dynet_config", "ParameterCollection", "Model", "Parameters",
+            "LookupParameters", "parameter", "const_parameter", "lookup", "lookup_batch",
+            "PyInitializer", "NormalInitializer", "UniformInitializer", "ConstInitializer",
+            "IdentityInitializer", "GlorotInitializer", "SaxeInitializer", "NumpyInitializer",
+            "FromFileInitializer", "scalarInput", "inputVector", "vecInput", "inputMatrix",
+            "matInput", "inputTensor", "zeros", "zeroes", "ones", "constant", "random_normal",
+            "random_bernoulli", "random_uniform", "random_gumbel", "one_hot",
+            "VanillaLSTMBuilder", "LSTMBuilder", "CoupledLSTMBuilder", "SimpleRNNBuilder",
+            "GRUBuilder", "BiRNNBuilder", "RNNState", "Trainer", "SimpleSGDTrainer",
+            "MomentumSGDTrainer", "AdagradTrainer", "AdadeltaTrainer", "RMSPropTrainer",
+            "AdamTrainer", "save", "load", "load_generator"]
+           + _arith_names + _loss_names + _reduction_names + _shaping_names + list(_STUBS))

@@ -1,0 +1,150 @@
+"""DyNet's element-wise and affine ops: activations, ``cmult``, ``cdiv``, ``pow``, ``bmax``,
+``colwise_add``, sums and maxima of lists, ``affine_transform``.
+
+Each is the batchviz op of the same meaning on the node ``e.x``; the minibatch size ``bd``
+follows DyNet's rules (an op of a batched and an unbatched argument is batched: the
+unbatched one is used for every instance). Arguments of different dimensions are
+broadcast as DyNet broadcasts them (:func:`.expression.elementwise`).
+"""
+from __future__ import annotations
+
+from functools import reduce
+
+from ..ops import api as bv
+from .dims import combine_dims, dims_of, to_shape
+from .expression import Expression, add, as_expression, elementwise, matmul
+
+
+def _unary(op, name: str, doc: str):
+    def construct(x):
+        try:
+            return Expression(op(x.x), x.bd)
+        except AttributeError:
+            raise TypeError(f"{name}: expected a dynet Expression, got {type(x).__name__}") from None
+
+    construct.__name__ = construct.__qualname__ = name
+    construct.__doc__ = doc
+    return construct
+
+
+tanh = _unary(bv.tanh, "tanh", "Hyperbolic tangent, element by element.")
+logistic = _unary(bv.logistic, "logistic", "The sigmoid ``1 / (1 + exp(-x))``.")
+sigmoid = logistic
+rectify = _unary(bv.rectify, "rectify", "ReLU, ``max(x, 0)``.")
+relu = rectify
+exp = _unary(bv.exp, "exp", "``e ** x``.")
+log = _unary(bv.log, "log", "Natural logarithm.")
+square = _unary(bv.square, "square", "``x * x``.")
+sqrt = _unary(bv.sqrt, "sqrt", "Square root.")
+abs = _unary(bv.abs, "abs", "``|x|``.")  # noqa: A001
+cube = _unary(bv.cube, "cube", "``x ** 3``.")
+sin = _unary(bv.sin, "sin", "Sine.")
+cos = _unary(bv.cos, "cos", "Cosine.")
+softsign = _unary(bv.softsign, "softsign", "``x / (1 + |x|)``.")
+log_sigmoid = _unary(bv.log_sigmoid, "log_sigmoid", "``log(sigmoid(x))``, without overflow.")
+selu = _unary(bv.selu, "selu", "The scaled exponential linear unit.")
+
+
+def elu(x, alpha: float = 1.0) -> Expression:
+    """``x`` where positive, else ``alpha * (exp(x) - 1)``."""
+    return Expression(bv.elu(as_expression(x, "elu").x, alpha), x.bd)
+
+
+def cmult(x, y) -> Expression:
+    """Element-wise product (DyNet's ``*`` is the matrix product)."""
+    return elementwise(bv.cmult, x, y, "cmult")
+
+
+def cdiv(x, y) -> Expression:
+    """Element-wise quotient; ``y`` may broadcast (dimensions of 1), ``x`` not."""
+    return elementwise(bv.cdiv, x, y, "cdiv", right_only=True)
+
+
+def pow(x, y) -> Expression:  # noqa: A001
+    """``x ** y``, element by element (``y`` is usually one number, broadcast)."""
+    return elementwise(bv.pow, x, y, "pow")
+
+
+def bmax(x, y) -> Expression:
+    return elementwise(bv.bmax, x, y, "bmax")
+
+
+def bmin(x, y) -> Expression:
+    return elementwise(bv.bmin, x, y, "bmin")
+
+
+def colwise_add(x, y) -> Expression:
+    """A matrix plus a column vector added to each of its columns."""
+    x, y = as_expression(x, "colwise_add"), as_expression(y, "colwise_add")
+    if len(dims_of(y)) != 1 or dims_of(y)[0] != dims_of(x)[0]:
+        raise ValueError(f"colwise_add: {y.dim()} is not a column of {x.dim()}")
+    return add(x, y)
+
+
+def _common(xs, who: str):
+    """``(node ids laid out alike, bd)`` for a list of expressions broadcast together."""
+    xs = [as_expression(x, who) for x in xs]
+    if not xs:
+        raise ValueError(f"{who}: needs at least one expression")
+    first = xs[0]
+    shape, bd = first.x.shape, first.bd
+    if all(x.bd == bd and x.x.shape == shape for x in xs):
+        return [x.x for x in xs], bd
+    dims, bd = reduce(lambda acc, x: combine_dims(acc, x.dim(), who), xs[1:], first.dim())
+    return [to_shape(x, dims, bd) for x in xs], bd
+
+
+def esum(xs) -> Expression:
+    """The sum of a list of expressions (broadcast together)."""
+    nodes, bd = _common(list(xs), "esum")
+    return Expression(nodes[0] if len(nodes) == 1 else bv.esum(nodes), bd)
+
+
+def average(xs) -> Expression:
+    """The element-wise mean of a list of expressions."""
+    nodes, bd = _common(list(xs), "average")
+    return Expression(nodes[0] if len(nodes) == 1 else bv.average(nodes), bd)
+
+
+def emax(xs) -> Expression:
+    """The element-wise maximum of a list of expressions."""
+    nodes, bd = _common(list(xs), "emax")
+    return Expression(reduce(bv.bmax, nodes), bd)
+
+
+def logsumexp(xs) -> Expression:
+    """``log(sum_i exp(x_i))`` element by element over a list of expressions."""
+    nodes, bd = _common(list(xs), "logsumexp")
+    if len(nodes) == 1:
+        return Expression(nodes[0], bd)
+    ndim = len(nodes[0].shape)
+    return Expression(bv.logsumexp_axis(bv.concatenate_axis(nodes, ndim), ndim), bd)
+
+
+def affine_transform(exprs) -> Expression:
+    """``b + W1 * x1 + W2 * x2 + ...`` from ``[b, W1, x1, W2, x2, ...]``: one node when the
+    bias and the weights are unbatched (a minibatch of inputs, or inputs that are matrices,
+    get the bias added to each column), else the sum of the products."""
+    terms = [as_expression(e, "affine_transform") for e in exprs]
+    if len(terms) % 2 == 0:
+        raise ValueError(f"affine_transform: takes [b, W1, x1, ...], an odd number of "
+                         f"expressions, got {len(terms)}")
+    if len(terms) == 1:
+        return terms[0]
+    b, weights, inputs = terms[0], terms[1::2], terms[2::2]
+    unbatched = b.bd == 1 and all(W.bd == 1 for W in weights)
+    bd = max(x.bd for x in inputs)
+    if unbatched and all(x.bd == bd for x in inputs):
+        b_shape, x_shapes = b.x.shape, [x.x.shape for x in inputs]
+        if len(b_shape) == 1 and all(len(s) == 1 for s in x_shapes) and bd == 1:
+            return Expression(bv.affine_transform([t.x for t in terms]), 1)
+        if len(b_shape) == 1 and all(len(s) == 2 for s in x_shapes):  # columns / a batch
+            return Expression(bv.affine_batch([t.x for t in terms]), bd)
+    products = [matmul(W, x) for W, x in zip(weights, inputs)]
+    return esum([b] + products)
+
+
+__all__ = ["tanh", "logistic", "sigmoid", "rectify", "relu", "exp", "log", "square", "sqrt",
+           "abs", "cube", "sin", "cos", "softsign", "log_sigmoid", "selu", "elu", "cmult", "cdiv",
+           "pow", "bmax", "bmin", "colwise_add", "esum", "average", "emax", "logsumexp",
+           "affine_transform"]

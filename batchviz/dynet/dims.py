@@ -1,0 +1,99 @@
+"""DyNet's dimensions over batchviz shapes, and the batchviz nodes that lay a value out as
+DyNet sees it.
+
+A DyNet value of dimension ``dims`` and minibatch ``bd`` is a batchviz node of shape
+``dims + (bd,)`` (``dims`` alone when ``bd`` is 1); DyNet's scalar ``(1,)`` may also be a
+node of shape ``()`` (``(bd,)`` batched). These functions take anything with ``x`` (the
+node, or a parameter) and ``bd``, and return dimensions or batchviz nodes.
+"""
+from __future__ import annotations
+
+from ..ops import api as bv
+
+
+def dims_of(e) -> tuple:
+    """DyNet's dims of ``e`` (without the batch): its batchviz shape, less the last axis
+    when batched; a scalar is ``(1,)``."""
+    shape = e.x.shape
+    if e.bd > 1:
+        shape = shape[:-1]
+    return shape if shape else (1,)
+
+
+def full_shape(e) -> tuple:
+    """DyNet's ``npvalue()`` shape: the dims, and the batch last when batched."""
+    dims = dims_of(e)
+    return dims + (e.bd,) if e.bd > 1 else dims
+
+
+def layout(dims, bd: int) -> tuple:
+    """The batchviz shape of a DyNet value of ``dims`` and batch ``bd``."""
+    return tuple(dims) + ((bd,) if bd > 1 else ())
+
+
+def combine_dims(first: tuple, second: tuple, who: str, right_only: bool = False) -> tuple:
+    """DyNet's broadcasting of two ``(dims, batch)`` pairs of an element-wise op's
+    arguments: the result's; every dimension (and the batch) must match or be 1 (for
+    ``cdiv``, 1 on the right only)."""
+    (da, ba), (db, bb) = first, second
+    for i, (x, y) in enumerate(zip(da, db)):
+        if x != y and not (y == 1 if right_only else min(x, y) == 1):
+            raise ValueError(f"{who}: dimension {i} of {first} and {second} must match or be 1")
+    if ba != bb and not (bb == 1 if right_only else min(ba, bb) == 1):
+        raise ValueError(f"{who}: batch sizes of {first} and {second} must match or be 1")
+    longer = da if len(da) >= len(db) else db
+    dims = tuple(max(x, y) for x, y in zip(da, db)) + longer[min(len(da), len(db)):]
+    return dims, max(ba, bb)
+
+
+def to_shape(e, dims: tuple, bd: int):
+    """The batchviz node of ``e`` laid out as a value of ``dims`` and batch ``bd`` (which
+    ``e``'s dims and batch broadcast to): ``e.x`` itself when it already is one, else a
+    ``broadcast`` node (a vector repeated along the columns, one instance repeated over the
+    batch, a ``()`` scalar seen as ``(1,)``)."""
+    target = layout(dims, bd)
+    if e.x.shape == target:
+        return e.x
+    mine = dims_of(e) + (1,) * (len(dims) - len(dims_of(e)))
+    view = layout(mine, e.bd) if e.bd > 1 else mine + ((1,) if bd > 1 else ())
+    return bv.broadcast(e.x, view, target)
+
+
+def as_matrix(e):
+    """The batchviz node of an unbatched left factor as a matrix (a vector is one column)."""
+    shape = e.x.shape
+    if len(shape) == 2:
+        return e.x
+    return bv.reshape(e.x, (shape[0] if shape else 1, 1))
+
+
+def products_per_instance(a, b, da: tuple, db: tuple, bd: int):
+    """The node of ``a * b`` for a minibatch of left factors (``((r, c), bd)``; of right
+    factors too, or one for all): ``sum_j A[:, j] * X[j, :]`` of every instance, as
+    element-wise products of ``(r, c, k, bd)`` broadcasts summed over ``c``. It makes the
+    whole ``r x c x k`` block of products per instance: DyNet programs use it for small
+    factors (a masked loss is a minibatch of numbers times another)."""
+    r, c = da[0], (da[1] if len(da) == 2 else 1)
+    k = db[1] if len(db) == 2 else 1
+    target = (r, c, k, bd)
+    products = bv.cmult(bv.broadcast(a.x, (r, c, 1, a.bd), target),
+                        bv.broadcast(b.x, (1, c, k, b.bd), target))
+    return bv.reshape(bv.sum_axes(products, [1]), (r, bd) if len(db) == 1 else (r, k, bd))
+
+
+def selected_rows(e, index):
+    """The node of DyNet's ``x[index]`` for a slice or a tuple of slices (one per
+    dimension): the entries kept along each dimension, selected."""
+    x, dims = e.x, dims_of(e)
+    if len(index) > len(dims):
+        raise IndexError(f"{len(index)} slices for an expression of dimension "
+                         f"{(dims, e.bd)}")
+    if not x.shape:
+        x = bv.reshape(x, (1,))
+    for axis, s in enumerate(index):
+        picked = list(range(*s.indices(dims[axis])))
+        if not picked:
+            raise IndexError(f"slice {s} of dimension {axis} ({dims[axis]}) is empty")
+        if picked != list(range(dims[axis])):
+            x = bv.select_axis(x, picked, axis)
+    return x

@@ -1,0 +1,341 @@
+"""DyNet's Expression: a batchviz node, its minibatch size, and DyNet's operators.
+
+An :class:`Expression` holds ``x``, what batchviz ops take (a batchviz
+:class:`~batchviz.Expression`, or a model parameter), and ``bd``, DyNet's minibatch size (1:
+not batched). The values of a batch of ``bd > 1`` lie along a **last axis** of the batchviz
+node: DyNet's ``((3,), 32)`` is a ``(3, 32)`` node, whose columns are the instances (the
+"manual batching" layout of :mod:`batchviz.ops.columns`). So ``W * X`` is one matrix
+product, element-wise ops need nothing special, and the node is one node: batched nodes
+batch with each other under autobatching (the paper's "manual batching with autobatching
+on top", §4.1) and ``explain`` counts each once, with its full size. DyNet's scalar
+``(1,)`` may be a batchviz node of shape ``()`` or ``(1,)`` (``(bd,)`` or ``(1, bd)``
+batched): element-wise ops reconcile the two.
+
+The operators have DyNet's meanings in this namespace only: ``x * y`` is a matrix product
+(batchviz's own ``*`` stays element-wise), ``x / y`` and ``x + y`` broadcast as DyNet's do.
+
+DyNet programs write layers as ``b + W * x`` (or ``W * x + b``, or ``b + U * h + V * c``):
+in DyNet a product node and a sum node each. batchviz has one node for the whole
+``b + W1 x1 + W2 x2 + ...`` (``affine_transform``, whose weights and bias are shared
+arguments when they are parameters, App. A), so ``W * x`` here gives an :class:`Affine`
+expression that is *pending*: it becomes a node when something uses it, and a ``+`` of a
+bias or of another pending product extends it instead. ``b + W * x`` is then one node,
+built by batchviz's fastest path, and the runtime batches one signature instead of two.
+The values are DyNet's (the same sums, up to the order in which floating-point terms are
+added).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import ops as _ops_package  # noqa: F401  (registers every op)
+from ..expression import Expression as BvExpression
+from ..ops import api as bv
+from . import graph as _graph
+from .dims import (as_matrix, combine_dims, dims_of, full_shape, products_per_instance,
+                   selected_rows, to_shape)
+
+_SESSION = _graph.session  # (one object for the program's life: its settings change)
+
+
+class Expression:
+    """A DyNet expression: ``x`` (the batchviz node) and ``bd`` (the minibatch size)."""
+
+    __slots__ = ("x", "bd")
+
+    def __init__(self, x, bd: int = 1):
+        self.x = x
+        self.bd = bd
+        if _SESSION.immediate and type(x) is BvExpression:  # renew_cg(immediate_compute=True)
+            self.npvalue()
+
+    # --- dimensions ---------------------------------------------------------------------
+    def dim(self) -> tuple:
+        """``((dims), batch)``, as DyNet."""
+        return (dims_of(self), self.bd)
+
+    def _node(self) -> BvExpression:
+        x = self.x
+        return x if type(x) is BvExpression else x.expr()
+
+    # --- values -------------------------------------------------------------------------
+    def npvalue(self, recalculate: bool = False) -> np.ndarray:
+        """The value as an array shaped ``dims`` (``dims + (batch,)`` when batched)."""
+        node = self._node()
+        if recalculate:
+            node.graph.recompute()
+        value = node.npvalue()
+        _graph.check_values(value, f"expression {node.node}")
+        return value.reshape(full_shape(self))
+
+    def value(self, recalculate: bool = False):
+        """A float for one number, a list for a vector (a batch of vectors: one list, in
+        DyNet's column-major order), an array for a matrix or more."""
+        if len(dims_of(self)) >= 2:
+            return self.npvalue(recalculate)
+        values = self.vec_value(recalculate)
+        return values[0] if len(values) == 1 else values
+
+    def vec_value(self, recalculate: bool = False) -> list:
+        """Every value in a list, in DyNet's column-major order (batch last)."""
+        return self.npvalue(recalculate).flatten(order="F").tolist()
+
+    def scalar_value(self, recalculate: bool = False) -> float:
+        v = self.npvalue(recalculate)
+        if v.size != 1:
+            raise ValueError(f"scalar_value() of an expression of dimension {self.dim()}")
+        return float(v.reshape(()))
+
+    def forward(self, recalculate: bool = False) -> None:
+        """Compute the graph (every node built so far, in batches)."""
+        self.npvalue(recalculate)
+
+    def tensor_value(self, recalculate: bool = False):
+        raise NotImplementedError("Expression.tensor_value(): batchviz.dynet has no Tensor "
+                                  "type; use npvalue() and NumPy (argmax, topk) instead")
+
+    def backward(self, full: bool = False) -> None:
+        """Accumulate the gradient of this scalar into every parameter it depends on; with
+        ``full=True`` keep every expression's gradient too, for :meth:`gradient`."""
+        d = dims_of(self)
+        if self.bd != 1 or int(np.prod(d)) != 1:
+            raise ValueError(f"backward() can only be called on scalar nodes, but this "
+                             f"expression has dimension {self.dim()}; sum it first, e.g. "
+                             "with dy.sum_batches or dy.sum_elems")
+        node = self._node()
+        if node.shape not in ((), (1,)):
+            node = bv.reshape(node, ())
+        graph = node.graph
+        if full and not graph.keep_gradients:  # constants' gradients too: run it again so
+            graph.keep_gradients = True        # that every batch takes part in backward
+            graph.recompute()
+        node.backward()
+
+    def gradient(self) -> np.ndarray:
+        """The gradient of the last ``backward(full=True)``'s scalar with respect to this
+        expression, shaped as :meth:`npvalue` (batchviz keeps the gradients of expressions
+        that are not parameters only when ``full=True`` asks for them)."""
+        node = self._node()
+        graph = node.graph
+        if not graph.keep_gradients and node.node not in graph.param_of_node:
+            raise RuntimeError("gradient(): call backward(full=True) first; batchviz keeps "
+                               "the gradients of expressions other than parameters only then")
+        return graph.gradient_of(node.node).reshape(full_shape(self))
+
+    def __repr__(self) -> str:
+        node = self.x.node if type(self.x) is BvExpression else self.x
+        return f"expression {node}/{_graph.session.version} {self.dim()}"
+
+    # --- operators, with DyNet's meanings -------------------------------------------------
+    def __add__(self, other):
+        if isinstance(other, numbers.Real):
+            return Expression(bv.shift(self.x, float(other)), self.bd)
+        return add(self, other)
+
+    def __radd__(self, other):
+        if isinstance(other, numbers.Real):
+            return Expression(bv.shift(self.x, float(other)), self.bd)
+        return add(other, self)
+
+    def __sub__(self, other):
+        if isinstance(other, numbers.Real):
+            return Expression(bv.shift(self.x, -float(other)), self.bd)
+        return sub(self, other)
+
+    def __rsub__(self, other):
+        if isinstance(other, numbers.Real):
+            return Expression(bv.shift(bv.neg(self.x), float(other)), self.bd)
+        return sub(other, self)
+
+    def __mul__(self, other):
+        if isinstance(other, numbers.Real):
+            return Expression(bv.scale(self.x, float(other)), self.bd)
+        return matmul(self, other)
+
+    def __rmul__(self, other):
+        if isinstance(other, numbers.Real):
+            return Expression(bv.scale(self.x, float(other)), self.bd)
+        return matmul(other, self)
+
+    def __truediv__(self, other):
+        if isinstance(other, numbers.Real):
+            return Expression(bv.scale(self.x, 1.0 / other), self.bd)
+        return elementwise(bv.cdiv, self, other, "cdiv")
+
+    def __neg__(self):
+        return Expression(bv.neg(self.x), self.bd)
+
+    def __pow__(self, other):
+        if isinstance(other, numbers.Real):
+            other = Expression(bv.input(float(other)), 1)
+        return elementwise(bv.pow, self, other, "pow")
+
+    def __getitem__(self, index):
+        return index_rows(self, index)
+
+    __array_ufunc__ = None  # numpy's `array * expression` hands over to us instead
+
+    def __bool__(self):
+        raise TypeError("an expression has no truth value before it is computed; use .value()")
+
+
+def as_expression(e, who: str) -> Expression:
+    """``e`` if it is an expression (or a parameter, which is one); a clear error otherwise."""
+    if isinstance(e, Expression):
+        return e
+    raise TypeError(f"{who}: expected a dynet Expression, got {type(e).__name__}"
+                    + (" (make it one with dy.inputTensor(...))"
+                       if isinstance(e, (np.ndarray, list, numbers.Number)) else ""))
+
+
+def broadcast_dims(a: Expression, b: Expression, who: str, right_only: bool = False):
+    """DyNet's broadcasting of two arguments of an element-wise op: ``(dims, batch)`` of
+    the result (see :func:`.dims.combine_dims`)."""
+    return combine_dims(a.dim(), b.dim(), who, right_only)
+
+
+def elementwise(op, a, b, who: str, right_only: bool = False) -> Expression:
+    """``op`` (a batchviz element-wise op of two same-shaped arguments) of ``a`` and ``b``,
+    broadcast as DyNet's element-wise ops are."""
+    a, b = as_expression(a, who), as_expression(b, who)
+    ax, bx = a.x, b.x
+    if a.bd == b.bd and ax.shape == bx.shape:  # the usual case: nothing to broadcast
+        return Expression(op(ax, bx), a.bd)
+    dims, bd = broadcast_dims(a, b, who, right_only)
+    return Expression(op(to_shape(a, dims, bd), to_shape(b, dims, bd)), bd)
+
+
+def index_rows(e: Expression, index) -> Expression:
+    """DyNet's ``x[i]`` (row ``i``, a negative ``i`` counted from the end), ``x[a:b]`` and
+    ``x[a:b:step]`` (rows), and a tuple of slices (one per dimension)."""
+    if isinstance(index, numbers.Integral):
+        rows = dims_of(e)[0]
+        if not -rows <= index < rows:
+            raise IndexError(f"index {index} out of range for {rows} rows")
+        return Expression(bv.pick_axis(e.x, int(index) % rows, 0), e.bd) if e.x.shape \
+            else e
+    if isinstance(index, slice):
+        index = (index,)
+    if not isinstance(index, tuple) or not all(isinstance(s, slice) for s in index):
+        raise TypeError(f"expression index must be an int, a slice or a tuple of slices, got "
+                        f"{index!r}")
+    return Expression(selected_rows(e, index), e.bd)
+
+
+# --- DyNet's * and +, and the affine transforms they make ------------------------------
+class Affine(Expression):
+    """``b + W1 * x1 + ...`` (``b`` may be absent), a node only once it is used.
+
+    ``terms`` is ``[b or None, W1, x1, W2, x2, ...]`` in batchviz objects (parameters or
+    nodes); ``x`` builds the node on first use."""
+
+    __slots__ = ("terms", "_built")
+
+    def __init__(self, terms: list, bd: int):
+        self.terms, self.bd, self._built = terms, bd, None
+
+    @property
+    def x(self):
+        node = self._built
+        if node is None:
+            node = self._built = self._build()
+        return node
+
+    @property
+    def pending(self) -> bool:
+        return self._built is None
+
+    def _build(self):
+        terms = self.terms
+        if terms[0] is None:
+            if len(terms) == 3:
+                return bv.matmul(terms[1], terms[2])
+            products = [bv.matmul(W, v) for W, v in zip(terms[1::2], terms[2::2])]
+            return bv.esum(products)
+        if self.bd > 1 and len(terms[0].shape) == 1:  # a bias added to every instance
+            return bv.affine_batch(terms)
+        return bv.affine_transform(terms)
+
+
+def _bias_of(b: Expression, pending: Affine):
+    """The batchviz bias for ``pending`` if ``b`` can be its bias (a vector of its rows,
+    unbatched, or shaped as the product), else None."""
+    if b.bd not in (1, pending.bd) or isinstance(b, Affine) and b.pending:
+        return None
+    rows = pending.terms[1].shape[0]
+    shape = b.x.shape
+    if shape == (rows,) or (b.bd == pending.bd > 1 and shape == (rows, pending.bd)):
+        return b.x
+    return None
+
+
+def _extend(a, b):
+    """``a + b`` as a pending affine transform, or None when it is not one."""
+    if type(b) is Affine and b.pending and type(a) is not Affine:
+        a, b = b, a
+    if type(a) is not Affine or not a.pending:
+        return None
+    if type(b) is Affine and b.pending and b.bd == a.bd:
+        if a.terms[0] is not None and b.terms[0] is None:
+            return Affine(a.terms + b.terms[1:], a.bd)
+        if a.terms[0] is None and b.terms[0] is not None:
+            return Affine(b.terms + a.terms[1:], a.bd)
+        return None
+    if a.terms[0] is None and isinstance(b, Expression):
+        bias = _bias_of(b, a)
+        if bias is not None:
+            return Affine([bias] + a.terms[1:], a.bd)
+    return None
+
+
+def add(a, b) -> Expression:
+    """DyNet's ``a + b`` (broadcast as its element-wise ops); a bias plus pending products
+    stays one pending affine transform."""
+    if type(a) is Affine or type(b) is Affine:
+        extended = _extend(a, b)
+        if extended is not None:
+            return extended
+    return elementwise(bv.add, a, b, "x + y")
+
+
+def sub(a, b) -> Expression:
+    return elementwise(bv.sub, a, b, "x - y")
+
+
+def matmul(a, b) -> Expression:
+    """DyNet's ``a * b``: the matrix product (a vector is a column; a matrix times a
+    vector is a vector). A matrix times a vector or a minibatch of vectors is a pending
+    :class:`Affine`; a batch of right factors is one product with all their columns; a
+    batch of left factors, a product per instance (:func:`.dims.products_per_instance`)."""
+    if type(b) is Expression and isinstance(a, Expression) and a.bd == 1:  # W * x: at once
+        left, right, bd = a.x, b.x, b.bd
+        ls, rs = left.shape, right.shape
+        if len(ls) == 2 and rs and ls[1] == rs[0] and len(rs) == (1 if bd == 1 else 2):
+            return Affine([None, left, right], bd)
+    a, b = as_expression(a, "x * y"), as_expression(b, "x * y")
+    da, db = dims_of(a), dims_of(b)
+    if len(da) > 2 or len(db) > 2:
+        raise ValueError(f"x * y: cannot multiply tensors of more than 2 dimensions: "
+                         f"{a.dim()} and {b.dim()}")
+    cols = da[1] if len(da) == 2 else 1
+    if cols != db[0]:
+        raise ValueError(f"x * y: mismatched dimensions {a.dim()} and {b.dim()}: {cols} "
+                         f"columns times {db[0]} rows")
+    if a.bd > 1:
+        if b.bd not in (1, a.bd):
+            raise ValueError(f"x * y: minibatch sizes of {a.dim()} and {b.dim()} differ")
+        return Expression(products_per_instance(a, b, da, db, a.bd), a.bd)
+    left, right, bd = a.x, b.x, b.bd
+    if len(left.shape) == 2 and len(db) == 1 and right.shape:   # W x, or W X of a minibatch
+        return Affine([None, left, right], bd)
+    left = left if len(left.shape) == 2 else as_matrix(a)
+    if len(db) == 1:                       # a vector times a number
+        return Expression(bv.matmul(left, bv.reshape(right, (1,))), bd)
+    if bd == 1:                            # a matrix
+        return Expression(bv.matmul(left, right), 1)
+    k = db[1]                              # a batch of matrices: all their columns at once
+    product = bv.matmul(left, bv.reshape(right, (db[0], k * bd)))
+    return Expression(bv.reshape(product, (da[0], k, bd)), bd)
+

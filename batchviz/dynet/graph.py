@@ -1,0 +1,121 @@
+"""DyNet's one computation graph, over batchviz's graphs: ``renew_cg``, ``cg_version``,
+``cg()``, ``forward``.
+
+DyNet has a single graph at a time; ``renew_cg()`` throws it away and starts the next, and
+an expression of an older graph is *stale*. Each DyNet graph is one batchviz
+:class:`~batchviz.Graph`, made current with :func:`batchviz.new_graph`, so that batchviz's
+traces, explanations and widgets see the program's graph; using a stale expression raises
+batchviz's :class:`~batchviz.GraphFinishedError` (a ``RuntimeError``, as DyNet's).
+The graph's strategy comes from the autobatch setting (:mod:`.config`), or from
+``renew_cg(autobatching=...)`` for one graph.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import runtime as bv_runtime
+from . import config
+
+
+class _Session:
+    """What the DyNet layer keeps between graphs."""
+
+    def __init__(self):
+        self.graph = None          # the batchviz Graph of the current DyNet graph
+        self.version = 0           # DyNet's cg_version: graphs made so far
+        self.settings = None       # config.settings(), read when the first graph is made
+        self.rng = None            # random inputs and initial values
+        self.immediate = False     # renew_cg(immediate_compute=True)
+        self.check_validity = False
+
+
+session = _Session()
+
+
+def _settings() -> dict:
+    """The settings, read (and the device chosen) once, before the first graph or the first
+    parameter, as DyNet reads them once at its import."""
+    if session.settings is None:
+        session.settings = config.settings()
+        config.use_device(session.settings["gpus"])
+        session.rng = config.random_generator(session.settings["seed"])
+    return session.settings
+
+
+def rng() -> np.random.Generator:
+    """The generator of random inputs (``random_normal``, dropout masks) and initial values."""
+    _settings()
+    return session.rng
+
+
+def reset_random_seed(seed: int) -> None:
+    """DyNet's ``reset_random_seed``: restart the generator of random values from ``seed``."""
+    _settings()
+    session.rng = config.random_generator(int(seed))
+
+
+def renew_cg(immediate_compute: bool = False, check_validity: bool = False, autobatching=None):
+    """Start a new graph (the old one's expressions become stale) and return it.
+
+    ``autobatching`` (0, 1, 2 or a strategy name) overrides the autobatch setting for this
+    graph. ``immediate_compute=True`` computes every expression as soon as it is built;
+    ``check_validity=True`` raises as soon as a computed value is NaN or infinite."""
+    settings = _settings()
+    strategy = settings["strategy"] if autobatching is None else config.strategy_of(autobatching)
+    session.graph = bv_runtime.new_graph(strategy)
+    session.version += 1
+    session.check_validity = bool(check_validity)
+    session.immediate = bool(immediate_compute)
+    return cg()
+
+
+def current():
+    """The batchviz graph of the current DyNet graph (made on first use, as DyNet has one
+    from its import on)."""
+    g = session.graph
+    if g is None or g.finished:
+        renew_cg()
+        g = session.graph
+    return g
+
+
+def cg_version() -> int:
+    """How many graphs have been made: a number that changes with every ``renew_cg``."""
+    current()
+    return session.version
+
+
+class ComputationGraph:
+    """DyNet's ``cg()`` object: the current graph's version, renewal and forward pass."""
+
+    def renew(self, immediate_compute=False, check_validity=False, autobatching=None):
+        return renew_cg(immediate_compute, check_validity, autobatching)
+
+    def version(self) -> int:
+        return cg_version()
+
+    def forward(self, index=None) -> None:
+        current().forward()
+
+    inc_forward = forward
+
+    @property
+    def graph(self):
+        """The batchviz :class:`~batchviz.Graph` behind it (for ``bv.explain``, traces...)."""
+        return current()
+
+    def __repr__(self) -> str:
+        return f"<dynet graph {cg_version()}: {current()!r}>"
+
+
+_CG = ComputationGraph()
+
+
+def cg() -> ComputationGraph:
+    return _CG
+
+
+def check_values(values: np.ndarray, what: str) -> None:
+    """With ``renew_cg(check_validity=True)``, raise if ``values`` are not all finite."""
+    if session.check_validity and not np.all(np.isfinite(values)):
+        raise RuntimeError(f"check_validity: {what} has a NaN or infinite value")

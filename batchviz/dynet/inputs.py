@@ -1,0 +1,175 @@
+"""DyNet's inputs: data, constants, random values, one-hot vectors and lookups.
+
+Data is copied when the expression is made (as DyNet copies it); ``vecInput``,
+``matInput``, ``scalarInput``, ``inputVector`` and ``inputTensor`` return an input whose
+``set(values)`` replaces the data and marks the graph for recomputation, so that the next
+``value()`` computes everything again with the new data (DyNet's way of reusing one graph
+for many examples). Random values (``random_normal``, ``random_bernoulli``,
+``random_uniform``) are drawn on the host from the seeded generator of
+:mod:`.graph`: they are inputs, constants to the backward pass, as in DyNet (which draws
+other numbers: only their distribution is the same).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..backend import state
+from ..ops import api as bv
+from ..ops.leaves import INPUT
+from . import graph as _graph
+from .dims import layout
+from .expression import Expression
+
+
+def _dims(dim, who: str) -> tuple:
+    dims = (int(dim),) if isinstance(dim, numbers.Integral) else tuple(int(d) for d in dim)
+    if not dims or any(d <= 0 for d in dims):
+        raise ValueError(f"{who}: dimensions must be positive, got {dim!r}")
+    return dims
+
+
+def _batch_size(batch_size, who: str) -> int:
+    if not isinstance(batch_size, numbers.Integral) or batch_size < 1:
+        raise ValueError(f"{who}: batch_size must be a positive int, got {batch_size!r}")
+    return int(batch_size)
+
+
+class InputExpression(Expression):
+    """An input whose data can be replaced with :meth:`set`."""
+
+    __slots__ = ()
+
+    def set(self, values) -> None:
+        """New data of the same size (a number, a list or an array; DyNet reads a list in
+        column-major order, as it stores tensors). The graph computes again on the next
+        ``value()``."""
+        node = self.x
+        g = node.graph
+        g.check_alive()
+        flat = np.asarray(values, dtype=np.float64).reshape(-1)
+        shape = node.shape
+        if flat.size != int(np.prod(shape)):
+            raise ValueError(f"set(): {flat.size} values for an input of dimension {self.dim()}")
+        g.recompute({node.node: flat.astype(state.dtype).reshape(shape, order="F")})
+
+
+def _input(values: np.ndarray, bd: int) -> InputExpression:
+    """An input node holding ``values`` (already in the batchviz layout)."""
+    g = _graph.current()
+    return InputExpression(g.add(INPUT, (), np.ascontiguousarray(values, dtype=state.dtype)), bd)
+
+
+def _checked(values, who: str) -> np.ndarray:
+    try:
+        array = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{who}: needs numbers, got {type(values).__name__} ({exc})") from None
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{who}: data contains NaN or infinity")
+    return array
+
+
+def scalarInput(s, device="") -> InputExpression:
+    """A number, dimension ``(1,)``."""
+    return _input(_checked(float(s), "scalarInput"), 1)
+
+
+def inputVector(v, device="") -> InputExpression:
+    """A vector of the numbers ``v``."""
+    array = _checked(v, "inputVector").reshape(-1)
+    return _input(array if array.size > 1 else array.reshape(()), 1)
+
+
+def vecInput(dim: int, device="") -> InputExpression:
+    """A vector of ``dim`` zeros, to be filled with ``set``."""
+    return inputVector(np.zeros(int(dim)))
+
+
+def inputMatrix(v, d) -> InputExpression:
+    """A matrix of dimension ``d`` from the flat list ``v`` in column-major order."""
+    dims = _dims(d, "inputMatrix")
+    return _input(_checked(v, "inputMatrix").reshape(dims, order="F"), 1)
+
+
+def matInput(d1: int, d2: int) -> InputExpression:
+    """A ``d1 x d2`` matrix of zeros, to be filled with ``set``."""
+    return _input(np.zeros((int(d1), int(d2))), 1)
+
+
+def inputTensor(arr, batched: bool = False, device="", reusable_expr=False) -> InputExpression:
+    """An array as an expression; with ``batched=True`` its last axis is the minibatch
+    (a 1-D array is then a batch of numbers)."""
+    array = _checked(arr, "inputTensor")
+    if not batched:
+        if array.size == 1 and array.ndim <= 1:
+            array = array.reshape(())
+        return _input(array, 1)
+    if array.ndim == 0:
+        raise ValueError("inputTensor(batched=True) needs the batch as the last axis of an array")
+    bd = array.shape[-1]
+    if bd == 1:
+        return inputTensor(array[..., 0] if array.ndim > 1 else array.reshape(()), False)
+    if array.ndim == 1 or array.shape[:-1] == (1,):  # a batch of numbers
+        return _input(array.reshape(bd), bd)
+    return _input(array, bd)
+
+
+def _constant(dims, bd, value: float) -> Expression:
+    if value == 0.0:
+        return Expression(bv.zeros(layout(dims, bd)), bd)
+    return _input(np.full(layout(dims, bd), float(value)), bd)
+
+
+def zeros(dim, batch_size: int = 1) -> Expression:
+    return _constant(_dims(dim, "zeros"), _batch_size(batch_size, "zeros"), 0.0)
+
+
+zeroes = zeros
+
+
+def ones(dim, batch_size: int = 1) -> Expression:
+    return _constant(_dims(dim, "ones"), _batch_size(batch_size, "ones"), 1.0)
+
+
+def constant(dim, val: float, batch_size: int = 1) -> Expression:
+    return _constant(_dims(dim, "constant"), _batch_size(batch_size, "constant"), float(val))
+
+
+def _random(dim, batch_size, who, draw) -> Expression:
+    dims = _dims(dim, who)
+    bd = _batch_size(batch_size, who)
+    return _input(draw(_graph.rng(), layout(dims, bd)), bd)
+
+
+def random_normal(dim, mean: float = 0.0, stddev: float = 1.0, batch_size: int = 1) -> Expression:
+    return _random(dim, batch_size, "random_normal",
+                   lambda rng, shape: rng.normal(mean, stddev, size=shape))
+
+
+def random_bernoulli(dim, p: float, scale: float = 1.0, batch_size: int = 1) -> Expression:
+    """``scale`` with probability ``p``, else 0."""
+    return _random(dim, batch_size, "random_bernoulli",
+                   lambda rng, shape: (rng.random(size=shape) < p) * float(scale))
+
+
+def random_uniform(dim, left: float, right: float, batch_size: int = 1) -> Expression:
+    return _random(dim, batch_size, "random_uniform",
+                   lambda rng, shape: rng.uniform(left, right, size=shape))
+
+
+def random_gumbel(dim, mu: float = 0.0, beta: float = 1.0, batch_size: int = 1) -> Expression:
+    return _random(dim, batch_size, "random_gumbel",
+                   lambda rng, shape: rng.gumbel(mu, beta, size=shape))
+
+
+def one_hot(d: int, idx, device="") -> Expression:
+    """A vector of ``d`` zeros with a 1 at ``idx``; a list of indices gives a batch of them."""
+    if isinstance(idx, numbers.Integral):
+        return _input(np.eye(int(d))[int(idx)], 1)
+    rows = [int(i) for i in idx]
+    if any(not 0 <= i < d for i in rows):
+        raise IndexError(f"one_hot: an index of {rows} is out of range for {d} entries")
+    values = np.eye(int(d))[rows].T
+    return _input(values if len(rows) > 1 else values[:, 0], len(rows))

@@ -1,0 +1,150 @@
+"""DyNet's softmax, losses and noise: ``softmax``, ``log_softmax``, ``pickneglogsoftmax``
+(and ``_batch``, one loss per instance), ``hinge`` (and ``_batch``), ``binary_log_loss``,
+``dropout`` (and ``_dim``, ``_batch``, ``block_dropout``) and ``noise``.
+
+Dropout masks are drawn from the seeded generator of :mod:`.graph` (DyNet's draws differ;
+the distribution is the same): ``dropout`` is batchviz's reproducible dropout op, seeded per
+node; the other kinds are a random 0/1 mask input, broadcast and multiplied in.
+"""
+from __future__ import annotations
+
+import numbers
+
+from ..ops import api as bv
+from . import graph as _graph
+from .arith import cmult
+from .dims import dims_of
+from .expression import Expression, add, as_expression
+from .inputs import random_bernoulli, random_normal
+from .shaping import transpose
+
+
+def softmax(x, d: int = 0) -> Expression:
+    """``exp(x) / sum(exp(x))`` along dimension ``d`` (0: each column; 1: each row)."""
+    x = as_expression(x, "softmax")
+    if d == 1:
+        return transpose(softmax(transpose(x), 0))
+    if d != 0:
+        raise NotImplementedError(f"softmax(x, d={d}): batchviz.dynet normalises along "
+                                  "dimension 0 or 1; transpose the expression first")
+    node = x.x if x.x.shape else bv.reshape(x.x, (1,))
+    return Expression(bv.softmax(node), x.bd)
+
+
+def log_softmax(x, restrict=None) -> Expression:
+    """``log(softmax(x))`` of each column."""
+    if restrict is not None:
+        raise NotImplementedError("log_softmax(x, restrict=...): not supported by "
+                                  "batchviz.dynet; add a large negative constant to the "
+                                  "excluded scores (dy.inputVector) before log_softmax")
+    x = as_expression(x, "log_softmax")
+    node = x.x if x.x.shape else bv.reshape(x.x, (1,))
+    return Expression(bv.log_softmax(node), x.bd)
+
+
+def pickneglogsoftmax(x, v) -> Expression:
+    """``-log(softmax(x)[v])``: the cross-entropy loss of the scores ``x`` for class ``v``
+    (a list of classes, one per instance, for a minibatch: :func:`pickneglogsoftmax_batch`)."""
+    if not isinstance(v, numbers.Integral):
+        return pickneglogsoftmax_batch(x, v)
+    x = as_expression(x, "pickneglogsoftmax")
+    if x.bd != 1:
+        raise ValueError(f"pickneglogsoftmax was called with a single class ({v}) for a "
+                         f"minibatch of {x.bd}; pass a list of {x.bd} classes")
+    return Expression(bv.pickneglogsoftmax(x.x, v), 1)
+
+
+def pickneglogsoftmax_batch(x, vs) -> Expression:
+    """One cross-entropy loss per instance of the minibatch ``x``, ``vs[j]`` the class of
+    instance ``j``: a minibatch of losses (sum them with ``dy.sum_batches``)."""
+    x = as_expression(x, "pickneglogsoftmax_batch")
+    vs = [int(v) for v in vs]
+    if x.bd == 1 and len(vs) == 1:
+        return pickneglogsoftmax(x, vs[0])
+    if len(vs) != x.bd or len(dims_of(x)) != 1:
+        raise ValueError(f"pickneglogsoftmax_batch: {len(vs)} classes for scores of "
+                         f"dimension {x.dim()} (one vector of scores per instance)")
+    return Expression(bv.pickneglogsoftmax_columns(x.x, vs), x.bd)
+
+
+def hinge(x, index, m: float = 1.0) -> Expression:
+    """The multi-class hinge loss ``sum_{j != index} max(0, m - x[index] + x[j])``."""
+    if not isinstance(index, numbers.Integral):
+        return hinge_batch(x, index, m)
+    x = as_expression(x, "hinge")
+    if x.bd != 1:
+        raise ValueError(f"hinge was passed a single index for a minibatch of {x.bd}; use "
+                         "hinge_batch with one index per instance")
+    return Expression(bv.hinge(x.x, int(index), m), 1)
+
+
+def hinge_batch(x, indices, m: float = 1.0) -> Expression:
+    """One hinge loss per instance of the minibatch ``x``."""
+    x = as_expression(x, "hinge_batch")
+    indices = [int(i) for i in indices]
+    if x.bd == 1 and len(indices) == 1:
+        return hinge(x, indices[0], m)
+    if len(indices) != x.bd:
+        raise ValueError(f"hinge_batch: {len(indices)} indices for a minibatch of {x.bd}")
+    return Expression(bv.hinge(x.x, indices, m), x.bd)
+
+
+def binary_log_loss(x, y) -> Expression:
+    """``-sum(y log x + (1 - y) log(1 - x))`` of probabilities ``x`` and targets ``y``."""
+    x, y = as_expression(x, "binary_log_loss"), as_expression(y, "binary_log_loss")
+    if x.bd != 1 or y.bd != 1:
+        raise ValueError("binary_log_loss does not support minibatches (as in DyNet); pick "
+                         "the instances with dy.pick_batch_elem first")
+    if dims_of(x) != dims_of(y):
+        raise ValueError(f"binary_log_loss: dimensions {x.dim()} and {y.dim()} differ")
+    ynode = y.x if y.x.shape == x.x.shape else bv.reshape(y.x, x.x.shape)
+    return Expression(bv.binary_log_loss(x.x, ynode), 1)
+
+
+def dropout(x, p: float) -> Expression:
+    """Each value set to 0 with probability ``p``, the others scaled by ``1 / (1 - p)``."""
+    x = as_expression(x, "dropout")
+    if p == 0:
+        return x
+    seed = int(_graph.rng().integers(0, 2**63))
+    return Expression(bv.dropout(x.x, p, seed=seed), x.bd)
+
+
+def _masked(x: Expression, p: float, mask_dims, who: str) -> Expression:
+    """``x`` times a 0/``1/(1-p)`` mask of ``mask_dims`` (broadcast over ``x``)."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"{who}: p must be in [0, 1), got {p}")
+    if p == 0:
+        return x
+    return cmult(x, random_bernoulli(mask_dims[0], 1.0 - p, 1.0 / (1.0 - p), mask_dims[1]))
+
+
+def dropout_dim(x, d: int, p: float) -> Expression:
+    """Dropout of whole slices: one decision per entry of every dimension but ``d``."""
+    x = as_expression(x, "dropout_dim")
+    dims = list(dims_of(x))
+    dims[d] = 1
+    return _masked(x, p, (tuple(dims), x.bd), "dropout_dim")
+
+
+def dropout_batch(x, p: float) -> Expression:
+    """Dropout of whole instances of a minibatch."""
+    x = as_expression(x, "dropout_batch")
+    return _masked(x, p, ((1,), x.bd), "dropout_batch")
+
+
+def block_dropout(x, p: float) -> Expression:
+    """All of ``x`` set to 0 with probability ``p`` (else scaled by ``1 / (1 - p)``)."""
+    x = as_expression(x, "block_dropout")
+    return _masked(x, p, ((1,), 1), "block_dropout")
+
+
+def noise(x, stddev: float) -> Expression:
+    """``x`` plus Gaussian noise of standard deviation ``stddev``."""
+    x = as_expression(x, "noise")
+    return add(x, random_normal(dims_of(x), 0.0, stddev, x.bd))
+
+
+__all__ = ["softmax", "log_softmax", "pickneglogsoftmax", "pickneglogsoftmax_batch", "hinge",
+           "hinge_batch", "binary_log_loss", "dropout", "dropout_dim", "dropout_batch",
+           "block_dropout", "noise"]

@@ -1,0 +1,218 @@
+"""DyNet's trainers, with its argument names, defaults and update rules (``training.cc``).
+
+They extend batchviz's :class:`~batchviz.nn.Trainer` (whose global-norm clipping is DyNet's:
+the gradients are scaled by ``threshold / norm`` when their norm exceeds the threshold, 5
+by default; ``set_clip_threshold(t)`` with ``t <= 0`` turns it off). An update applies the
+rule to every parameter of the collection whose ``is_updated()`` is true and clears its
+gradient. A lookup table is updated row by row, only on the rows that got a gradient, when
+sparse updates are on (DyNet's default; ``set_sparse_updates(False)`` updates whole
+tables, which changes the result for the rules with state, such as Adam).
+"""
+from __future__ import annotations
+
+import sys
+
+from ..backend import state
+from ..nn.trainers import Trainer as BatchvizTrainer
+from .parameters import LookupParameters
+
+
+class Trainer(BatchvizTrainer):
+    """Base class: the update loop; subclasses define ``rule(values, g, slots)``, which
+    updates ``values`` in place from the scaled gradient ``g`` and the parameter's
+    ``slots`` (its moments, arrays of its shape made by ``slot_count``)."""
+
+    slot_count = 0
+
+    def __init__(self, m, learning_rate: float):
+        super().__init__(m, learning_rate, clip_threshold=5.0)
+        self.collection = m
+        self.sparse_updates_enabled = True
+        self._slots: dict = {}  # id(parameter) -> its arrays
+        self._clips = None      # device count of clipped updates since the last status()
+        self._updates_since_status = 0
+
+    # --- DyNet's interface -----------------------------------------------------------------
+    def update(self) -> None:
+        """Apply the gradients of the updated parameters, then clear them."""
+        params = [p for p in self.collection._all() if p._p._grad is not None]
+        if not params:
+            self.updates += 1
+            return
+        scale = self._clip_scale([p._p._grad for p in params])
+        if self.clip_threshold is not None:
+            clipped = (self.last_gradient_norm > self.clip_threshold) * 1  # (a count, not a bool)
+            self._clips = clipped if self._clips is None else self._clips + clipped
+        for p in params:
+            if not p._updated:
+                continue  # its gradient stays (DyNet clears only what it updates)
+            g = p._p._grad * scale
+            if isinstance(p, LookupParameters) and self.sparse_updates_enabled:
+                self._update_rows(p, g)
+            else:
+                self.rule(p._p._array, g, self._slots_of(p))
+            p._p.zero_grad()
+        self.updates += 1
+        self._updates_since_status += 1
+
+    def _update_rows(self, p, g) -> None:
+        """The rule on the rows of a table that got a gradient, the others untouched."""
+        xp = state.xp
+        rows = xp.nonzero(xp.any(g != 0, axis=1))[0]
+        if len(rows) == 0:
+            return
+        slots = self._slots_of(p)
+        values, picked = p._p._array[rows], [s[rows] for s in slots]
+        self.rule(values, g[rows], picked)
+        p._p._array[rows] = values
+        for s, v in zip(slots, picked):
+            s[rows] = v
+
+    def _slots_of(self, p) -> list:
+        slots = self._slots.get(id(p))
+        if slots is None:
+            slots = [state.xp.zeros_like(p._p._array) for _ in range(self.slot_count)]
+            self._slots[id(p)] = slots
+        return slots
+
+    def update_epoch(self, r=1.0) -> None:
+        print("Trainer::update_epoch has been deprecated and doesn't do anything. Please remove "
+              "it from your code, and control the learning rate of the trainer directly, for "
+              "example by: 'trainer.learning_rate /= (1 - rate_decay)'", file=sys.stderr)
+
+    def update_subset(self, updated_params, updated_lookups) -> None:
+        raise NotImplementedError("Trainer.update_subset: use p.set_updated(False) on the "
+                                  "parameters that must not change, then update()")
+
+    def restart(self, learning_rate=None) -> None:
+        """Forget the moments (momentum, Adam's averages); optionally a new learning rate."""
+        self._slots = {}
+        if learning_rate is not None:
+            self.learning_rate = float(learning_rate)
+
+    def status(self) -> None:
+        """Print the learning rate, the clipped updates and the updates since the last call."""
+        clips = 0 if self._clips is None else int(self._clips)
+        print(f"[lr={self.learning_rate:g} clips={clips} updates={self._updates_since_status}] ",
+              end="", file=sys.stderr)
+        self._clips, self._updates_since_status = None, 0
+
+    def set_sparse_updates(self, su: bool) -> None:
+        self.sparse_updates_enabled = bool(su)
+
+    def set_clip_threshold(self, thr: float) -> None:
+        """Clip gradients whose global norm exceeds ``thr``; ``thr <= 0`` turns clipping off."""
+        self.clip_threshold = float(thr) if thr > 0 else None
+
+    def get_clip_threshold(self) -> float:
+        return 0.0 if self.clip_threshold is None else self.clip_threshold
+
+    def set_learning_rate(self, value: float) -> None:
+        self.learning_rate = float(value)
+
+    def whoami(self) -> str:
+        return type(self).__name__
+
+    def rule(self, values, g, slots) -> None:
+        raise NotImplementedError
+
+
+class SimpleSGDTrainer(Trainer):
+    """``p -= learning_rate * g``."""
+
+    def __init__(self, m, learning_rate: float = 0.1):
+        super().__init__(m, learning_rate)
+
+    def rule(self, values, g, slots):
+        values -= self.learning_rate * g
+
+
+class MomentumSGDTrainer(Trainer):
+    """``v = mom * v - learning_rate * g; p += v``."""
+
+    slot_count = 1
+
+    def __init__(self, m, learning_rate: float = 0.01, mom: float = 0.9):
+        super().__init__(m, learning_rate)
+        self.momentum = float(mom)
+
+    def rule(self, values, g, slots):
+        v = slots[0]
+        v *= self.momentum
+        v -= self.learning_rate * g
+        values += v
+
+
+class AdagradTrainer(Trainer):
+    """``G += g^2; p -= learning_rate * g / sqrt(G + eps)``."""
+
+    slot_count = 1
+
+    def __init__(self, m, learning_rate: float = 0.1, eps: float = 1e-20):
+        super().__init__(m, learning_rate)
+        self.eps = float(eps)
+
+    def rule(self, values, g, slots):
+        G = slots[0]
+        G += g * g
+        values -= self.learning_rate * g / state.xp.sqrt(G + self.eps)
+
+
+class AdadeltaTrainer(Trainer):
+    """Zeiler's AdaDelta: running averages of squared gradients and squared steps."""
+
+    slot_count = 2
+
+    def __init__(self, m, eps: float = 1e-6, rho: float = 0.95):
+        super().__init__(m, 1.0)
+        self.eps, self.rho = float(eps), float(rho)
+
+    def rule(self, values, g, slots):
+        sqrt, (hg, hd) = state.xp.sqrt, slots
+        hg *= self.rho
+        hg += (1.0 - self.rho) * g * g
+        step = -g * sqrt(hd + self.eps) / sqrt(hg + self.eps)
+        hd *= self.rho
+        hd += (1.0 - self.rho) * step * step
+        values += step
+
+
+class RMSPropTrainer(Trainer):
+    """``G = rho * G + (1 - rho) * g^2; p -= learning_rate * g / sqrt(G + eps)``."""
+
+    slot_count = 1
+
+    def __init__(self, m, learning_rate: float = 0.001, eps: float = 1e-8, rho: float = 0.9):
+        super().__init__(m, learning_rate)
+        self.eps, self.rho = float(eps), float(rho)
+
+    def rule(self, values, g, slots):
+        G = slots[0]
+        G *= self.rho
+        G += (1.0 - self.rho) * g * g
+        values -= self.learning_rate * g / state.xp.sqrt(G + self.eps)
+
+
+class AdamTrainer(Trainer):
+    """Adam (Kingma & Ba, 2015) with bias correction: ``alpha`` is the learning rate."""
+
+    slot_count = 2
+
+    def __init__(self, m, alpha: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
+                 eps: float = 1e-8):
+        super().__init__(m, alpha)
+        self.beta_1, self.beta_2, self.eps = float(beta_1), float(beta_2), float(eps)
+
+    def rule(self, values, g, slots):
+        m, v = slots
+        b1, b2, t = self.beta_1, self.beta_2, self.updates + 1
+        m *= b1
+        m += (1.0 - b1) * g
+        v *= b2
+        v += (1.0 - b2) * g * g
+        rate = self.learning_rate * (1.0 - b2 ** t) ** 0.5 / (1.0 - b1 ** t)
+        values -= rate * m / (state.xp.sqrt(v) + self.eps)
+
+
+__all__ = ["Trainer", "SimpleSGDTrainer", "MomentumSGDTrainer", "AdagradTrainer",
+           "AdadeltaTrainer", "RMSPropTrainer", "AdamTrainer"]

@@ -1,0 +1,94 @@
+"""The rest of DyNet's API: each name exists and raises ``NotImplementedError`` when called,
+naming the DyNet call and what to use instead, so that a program stops at its own line
+rather than computing something else."""
+from __future__ import annotations
+
+#: DyNet's name -> what to use instead
+INSTEAD = {
+    "conv2d": "no program of batchviz's needs convolutions; unfold the patches by hand with "
+              "dy.select_cols and use matrix products",
+    "conv2d_bias": "see conv2d",
+    "maxpooling2d": "dy.max_dim over the pooled dimension",
+    "filter1d_narrow": "matrix products over dy.select_cols windows",
+    "kmax_pooling": "dy.max_dim (k = 1)",
+    "fold_rows": "dy.reshape and dy.sum_dim",
+    "circ_conv": "a matrix product with a circulant matrix built from the input",
+    "circ_corr": "see circ_conv",
+    "inverse": "NumPy outside the graph (there is no gradient through it here)",
+    "logdet": "NumPy outside the graph",
+    "trace_of_product": "dy.sum_elems(dy.cmult(x, y))",
+    "contract3d_1d": "dy.reshape to a matrix and a matrix product",
+    "contract3d_1d_bias": "dy.reshape to a matrix, a matrix product and dy.colwise_add",
+    "contract3d_1d_1d": "two matrix products after dy.reshape",
+    "contract3d_1d_1d_bias": "two matrix products after dy.reshape, then +",
+    "sparsemax": "dy.softmax",
+    "constrained_softmax": "dy.softmax",
+    "weight_norm": "dy.cdiv(dy.cmult(g, w), dy.l2_norm(w))",
+    "argmax": "np.argmax of expr.npvalue()",
+    "round": "NumPy on expr.npvalue()",
+    "ceil": "NumPy on expr.npvalue()",
+    "floor": "NumPy on expr.npvalue()",
+    "erf": "dy.tanh(1.2021 * x) approximates it",
+    "lgamma": "NumPy on values outside the graph",
+    "tan": "dy.cdiv(dy.sin(x), dy.cos(x))",
+    "asin": "NumPy on values outside the graph",
+    "acos": "NumPy on values outside the graph",
+    "atan": "NumPy on values outside the graph",
+    "sinh": "(dy.exp(x) - dy.exp(-x)) * 0.5",
+    "cosh": "(dy.exp(x) + dy.exp(-x)) * 0.5",
+    "asinh": "dy.log(x + dy.sqrt(dy.square(x) + 1))",
+    "acosh": "dy.log(x + dy.sqrt(dy.square(x) - 1))",
+    "atanh": "0.5 * dy.log(dy.cdiv(1 + x, 1 - x))",
+    "silu": "dy.cmult(x, dy.logistic(beta * x))",
+    "cumsum": "a matrix product with a triangular matrix of ones (dy.inputTensor)",
+    "std_dim": "dy.sqrt(dy.mean_dim(dy.square(x - mean), ...))",
+    "std_batches": "dy.sqrt(dy.mean_batches(dy.square(x - dy.mean_batches(x))))",
+    "moment_elems": "dy.mean_elems(dy.pow(x, ...))",
+    "moment_dim": "dy.mean_dim(dy.pow(x, ...), ...)",
+    "moment_batches": "dy.mean_batches(dy.pow(x, ...))",
+    "pairwise_rank_loss": "dy.rectify(m - x + y)",
+    "poisson_loss": "dy.exp(log_lambda) - x * log_lambda (plus the constant log x!)",
+    "huber_distance": "dy.squared_distance, or a composition with dy.abs and dy.bmin",
+    "kmh_ngram": "dy.concatenate of dy.pick_range windows",
+    "hinge_dim": "dy.hinge_batch, or dy.hinge per column",
+    "vanilla_lstm_gates": "dy.VanillaLSTMBuilder (its steps are fused nodes)",
+    "vanilla_lstm_gates_concat": "dy.VanillaLSTMBuilder",
+    "vanilla_lstm_gates_dropout": "dy.VanillaLSTMBuilder with set_dropout",
+    "vanilla_lstm_gates_dropout_concat": "dy.VanillaLSTMBuilder with set_dropout",
+    "vanilla_lstm_c": "dy.VanillaLSTMBuilder",
+    "vanilla_lstm_h": "dy.VanillaLSTMBuilder",
+    "to_device": "one device for the whole program (--dynet-gpus)",
+    "sparse_inputTensor": "dy.inputTensor of the dense array",
+    "inputTensorTranspose": "dy.transpose(dy.inputTensor(...))",
+    "print_text_graphviz": "batchviz's pictures: bv.render(graph) or `batchviz explain prog.py`",
+    "print_graphviz": "bv.render(dy.cg().graph) or `batchviz explain prog.py`",
+    "dump_cg": "bv.explain(loss.x) or bv.trace",
+    "cg_checkpoint": "building the expressions again after dy.renew_cg()",
+    "cg_revert": "building the expressions again after dy.renew_cg()",
+    "CompactVanillaLSTMBuilder": "dy.VanillaLSTMBuilder (fused steps too)",
+    "FastLSTMBuilder": "dy.VanillaLSTMBuilder or dy.CoupledLSTMBuilder",
+    "SparseLSTMBuilder": "dy.VanillaLSTMBuilder",
+    "StackedRNNState": "the states of one builder of several layers",
+    "CyclicalSGDTrainer": "dy.SimpleSGDTrainer, setting trainer.learning_rate each step",
+    "AmsgradTrainer": "dy.AdamTrainer",
+    "EGTrainer": "dy.SimpleSGDTrainer",
+    "SoftmaxBuilder": "dy.pickneglogsoftmax over an affine_transform",
+    "StandardSoftmaxBuilder": "dy.pickneglogsoftmax(dy.affine_transform([b, W, x]), y)",
+    "ClassFactoredSoftmaxBuilder": "two dy.pickneglogsoftmax losses (class, then word)",
+    "Tensor": "expr.npvalue() and NumPy",
+    "available_devices": "bv.get_backend() and bv.backend.device_name()",
+    "get_device_info": "bv.backend.device_name()",
+}
+
+
+def _unsupported(name: str, instead: str):
+    def call(*args, **kwargs):
+        raise NotImplementedError(f"dy.{name} is not supported by batchviz.dynet; use "
+                                  f"{instead} instead")
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"Not supported: raises NotImplementedError (use {instead})."
+    return call
+
+
+STUBS = {name: _unsupported(name, instead) for name, instead in INSTEAD.items()}

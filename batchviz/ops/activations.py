@@ -1,0 +1,156 @@
+"""More element-wise ops: the activations and comparisons of DyNet's list beyond the
+classic ones in :mod:`batchviz.ops.elementwise` (``abs``, ``selu``, ``softsign``,
+``log_sigmoid``, ``cube``, ``sin``, ``cos``, ``pow``, ``bmax``, ``bmin``).
+
+They are element-wise in the paper's sense (App. A): the signature is the op's name alone,
+the kernels see a batch as one flat array, and nodes of any shape batch together.
+"""
+from __future__ import annotations
+
+from .base import register
+from ._build import binary_elementwise, unary_elementwise
+from .elementwise import Elementwise
+
+#: SELU's constants (Klambauer et al., 2017), as DyNet writes them
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+class Abs(Elementwise):
+    name = "abs"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.abs(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g * xp.sign(ins[0])]
+
+
+class Selu(Elementwise):
+    """``scale * (x if x > 0 else alpha * (exp(x) - 1))``: a self-normalising ELU."""
+
+    name = "selu"
+
+    def forward(self, xp, ins, attrs, n):
+        x = ins[0]
+        return SELU_SCALE * xp.where(x > 0, x, SELU_ALPHA * xp.expm1(xp.minimum(x, 0.0)))
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        x = ins[0]  # below 0 the slope is scale * alpha * e^x = out + scale * alpha
+        return [g * xp.where(x > 0, SELU_SCALE, out + SELU_SCALE * SELU_ALPHA)]
+
+
+class Softsign(Elementwise):
+    """``x / (1 + |x|)``."""
+
+    name = "softsign"
+
+    def forward(self, xp, ins, attrs, n):
+        return ins[0] / (1.0 + xp.abs(ins[0]))
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        d = 1.0 + xp.abs(ins[0])
+        return [g / (d * d)]
+
+
+class LogSigmoid(Elementwise):
+    """``log(1 / (1 + exp(-x)))``, computed as ``-log(1 + exp(-x))`` without overflow."""
+
+    name = "log_sigmoid"
+
+    def forward(self, xp, ins, attrs, n):
+        x = ins[0]
+        return xp.minimum(x, 0.0) - xp.log1p(xp.exp(-xp.abs(x)))
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g * (1.0 - xp.exp(out))]  # 1 - sigmoid(x)
+
+
+class Cube(Elementwise):
+    name = "cube"
+
+    def forward(self, xp, ins, attrs, n):
+        x = ins[0]
+        return x * x * x
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        x = ins[0]
+        return [3.0 * g * x * x]
+
+
+class Sin(Elementwise):
+    name = "sin"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.sin(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g * xp.cos(ins[0])]
+
+
+class Cos(Elementwise):
+    name = "cos"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.cos(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [-g * xp.sin(ins[0])]
+
+
+class Pow(Elementwise):
+    """``x ** y`` element by element (``x`` positive where ``y`` is not an integer)."""
+
+    name = "pow"
+    arity = 2
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.power(ins[0], ins[1])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        x, y = ins
+        gx = g * y * xp.power(x, y - 1.0) if needs[0] else None
+        gy = g * out * xp.log(x) if needs[1] else None
+        return [gx, gy]
+
+
+class BMax(Elementwise):
+    """The larger of ``x`` and ``y``, element by element; a tie's gradient goes to ``x``."""
+
+    name = "bmax"
+    arity = 2
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.maximum(ins[0], ins[1])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        first = ins[0] >= ins[1]
+        return [g * first if needs[0] else None, g * ~first if needs[1] else None]
+
+
+class BMin(Elementwise):
+    """The smaller of ``x`` and ``y``, element by element; a tie's gradient goes to ``x``."""
+
+    name = "bmin"
+    arity = 2
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.minimum(ins[0], ins[1])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        first = ins[0] <= ins[1]
+        return [g * first if needs[0] else None, g * ~first if needs[1] else None]
+
+
+abs = unary_elementwise(register(Abs()), "``|x|``, element by element.")  # noqa: A001
+selu = unary_elementwise(register(Selu()), "the scaled exponential linear unit, element by element.")
+softsign = unary_elementwise(register(Softsign()), "``x / (1 + |x|)``, element by element.")
+log_sigmoid = unary_elementwise(register(LogSigmoid()), "``log(sigmoid(x))``, element by element.")
+cube = unary_elementwise(register(Cube()), "``x ** 3``, element by element.")
+sin = unary_elementwise(register(Sin()), "sine, element by element.")
+cos = unary_elementwise(register(Cos()), "cosine, element by element.")
+pow = binary_elementwise(register(Pow()), "``x ** y`` for two same-shaped expressions.")  # noqa: A001
+bmax = binary_elementwise(register(BMax()), "the larger of two same-shaped expressions, element by element.")
+bmin = binary_elementwise(register(BMin()), "the smaller of two same-shaped expressions, element by element.")
+
+__all__ = ["abs", "selu", "softsign", "log_sigmoid", "cube", "sin", "cos", "pow", "bmax", "bmin"]

@@ -1,0 +1,146 @@
+"""Reductions over chosen axes: ``sum_axes``, ``max_axis`` / ``min_axis`` and
+``logsumexp_axis``.
+
+:mod:`batchviz.ops.reductions` reduces a whole value to a scalar. These keep the other
+axes: the sum of a matrix's rows, the maximum of every column, the sums of a minibatch
+written by hand with its instances along the last axis (DyNet's ``sum_batches`` is the sum
+over that axis). Dimension-sensitive signatures: the argument's shape and the axes, so that
+only reductions of the same kind batch together; the kernels get the batch as ``(n,) +
+shape`` and reduce axis ``a + 1`` for the node's axis ``a``.
+"""
+from __future__ import annotations
+
+import numbers
+
+from ..signature import shape_text
+from .base import Op, register
+from ._build import build
+
+
+def _check_axes(op, shape: tuple, axes: tuple) -> tuple:
+    """``shape`` without ``axes``, which must be distinct axes of it."""
+    if len(set(axes)) != len(axes) or any(not 0 <= a < len(shape) for a in axes):
+        raise op.error(f"axes {axes} are not distinct axes of shape {shape}")
+    return tuple(d for a, d in enumerate(shape) if a not in axes)
+
+
+class SumAxes(Op):
+    """The sum over ``axes`` (attributes: a sorted tuple of axes of the argument)."""
+
+    name = "sum_axes"
+
+    def infer_shape(self, shapes, attrs):
+        return _check_axes(self, shapes[0], attrs)
+
+    def signature(self, graph, args, attrs, shape):
+        return (self.name, graph.shapes[args[0]], attrs), ()
+
+    def memo_key(self, graph, args, attrs):
+        return (self, graph.shapes[args[0]], attrs)
+
+    def describe_signature(self, key, graph=None):
+        """``sum_axes-5x3-over1``: the argument's shape and the axes summed."""
+        return f"{self.name}-{shape_text(key[1])}-over{','.join(map(str, key[2]))}"
+
+    def forward(self, xp, ins, attrs, n):
+        return ins[0].sum(axis=tuple(a + 1 for a in attrs[0]))
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        x = ins[0]
+        kept = [1 if a in attrs[0] else d for a, d in enumerate(x.shape[1:])]
+        return [xp.broadcast_to(g.reshape([n] + kept), x.shape)]
+
+
+class MaxAxis(Op):
+    """The maximum (or minimum) along one axis; the gradient goes to the first element that
+    attains it. Attributes ``(axis, "max" or "min")``."""
+
+    name = "max_axis"
+
+    def infer_shape(self, shapes, attrs):
+        return _check_axes(self, shapes[0], (attrs[0],))
+
+    def signature(self, graph, args, attrs, shape):
+        return (self.name, graph.shapes[args[0]], attrs), ()
+
+    def _where(self, xp, x, attrs):
+        """``(kernel axis, indices)``: where the extreme is along the axis, kept as an
+        axis of size 1."""
+        axis, kind = attrs[0]
+        best = x.argmax(axis=axis + 1) if kind == "max" else x.argmin(axis=axis + 1)
+        return axis + 1, xp.expand_dims(best, axis + 1)
+
+    def forward(self, xp, ins, attrs, n):
+        axis, where = self._where(xp, ins[0], attrs)
+        return xp.take_along_axis(ins[0], where, axis=axis).squeeze(axis)
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        x = ins[0]
+        axis, where = self._where(xp, x, attrs)
+        positions = xp.arange(x.shape[axis]).reshape([-1 if a == axis else 1
+                                                      for a in range(x.ndim)])
+        return [(positions == where) * xp.expand_dims(g, axis)]
+
+
+class LogSumExpAxis(Op):
+    """``log(sum(exp(x)))`` along one axis, with the maximum taken out first."""
+
+    name = "logsumexp_axis"
+
+    def infer_shape(self, shapes, attrs):
+        return _check_axes(self, shapes[0], (attrs,))
+
+    def signature(self, graph, args, attrs, shape):
+        return (self.name, graph.shapes[args[0]], attrs), ()
+
+    def forward(self, xp, ins, attrs, n):
+        axis = attrs[0] + 1
+        x = ins[0]
+        top = x.max(axis=axis, keepdims=True)
+        return (xp.log(xp.exp(x - top).sum(axis=axis, keepdims=True)) + top).squeeze(axis)
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        axis = attrs[0] + 1
+        x = ins[0]
+        return [xp.exp(x - xp.expand_dims(out, axis)) * xp.expand_dims(g, axis)]
+
+
+_SUM_AXES = register(SumAxes())
+_MAX_AXIS = register(MaxAxis())
+_LOGSUMEXP_AXIS = register(LogSumExpAxis())
+
+
+def _axis_list(x, axes, who: str) -> tuple:
+    """``axes`` (an int or a sequence of ints; negative ones count from the end) as a
+    sorted tuple of axes of ``x``."""
+    ndim = len(x.shape)
+    axes = (axes,) if isinstance(axes, numbers.Integral) else tuple(axes)
+    out = []
+    for a in axes:
+        if not isinstance(a, numbers.Integral) or not -ndim <= a < ndim:
+            raise ValueError(f"{who}: {a!r} is not an axis of an expression of shape {x.shape}")
+        out.append(int(a) % ndim)
+    return tuple(sorted(out))
+
+
+def sum_axes(x, axes):
+    """The sum of ``x`` over ``axes`` (an int or a list), the other axes kept in order."""
+    return build(_SUM_AXES, (x,), _axis_list(x, axes, "sum_axes"))
+
+
+def max_axis(x, axis: int):
+    """The maximum of ``x`` along ``axis``."""
+    return build(_MAX_AXIS, (x,), (_axis_list(x, axis, "max_axis")[0], "max"))
+
+
+def min_axis(x, axis: int):
+    """The minimum of ``x`` along ``axis``."""
+    return build(_MAX_AXIS, (x,), (_axis_list(x, axis, "min_axis")[0], "min"))
+
+
+def logsumexp_axis(x, axis: int):
+    """``log(sum(exp(x)))`` along ``axis``, without overflow."""
+    return build(_LOGSUMEXP_AXIS, (x,), _axis_list(x, axis, "logsumexp_axis")[0])
+
+
+__all__ = ["sum_axes", "max_axis", "min_axis", "logsumexp_axis"]

@@ -1,0 +1,382 @@
+"""Small DyNet programs, written once against a module ``dy`` and run under both the real
+``dynet`` and ``batchviz.dynet`` with the same parameter values (tests/test_dynet_conformance.py).
+
+Each op case is ``(parameter specs, build)``: a spec is a shape (a parameter) or
+``("lookup", (rows, d))``; ``build(dy, P)`` returns one expression (of any dimension, batched
+or not) from the parameters ``P``. :func:`run_case` reduces it to a scalar with fixed weights,
+runs backward and returns the value, the dimension and every parameter's gradient.
+"""
+import numpy as np
+
+
+def values_for(spec, seed: int) -> np.ndarray:
+    """The values every run gives parameter ``spec`` (a shape or ``("lookup", shape)``)."""
+    shape = spec[1] if isinstance(spec[0], str) else spec
+    return np.random.default_rng(seed).normal(0.0, 0.6, size=shape).astype(np.float32)
+
+
+def make_parameters(dy, pc, specs) -> list:
+    params = []
+    for k, spec in enumerate(specs):
+        values = values_for(spec, 100 + k)
+        if isinstance(spec[0], str):
+            p = pc.add_lookup_parameters(spec[1])
+            p.init_from_array(values)
+        else:
+            p = pc.add_parameters(spec)
+            p.set_value(values)
+        params.append(p)
+    return params
+
+
+def weights_like(value: np.ndarray, seed: int = 7) -> np.ndarray:
+    return np.random.default_rng(seed).normal(size=value.shape).astype(np.float32)
+
+
+def run_case(dy, specs, build, renew=None) -> dict:
+    """Value, dimension and parameter gradients of ``build`` under the module ``dy``."""
+    pc = dy.ParameterCollection()
+    params = make_parameters(dy, pc, specs)
+    (renew or dy.renew_cg)()
+    out = build(dy, params)
+    value = out.npvalue()
+    dims, bd = out.dim()
+    w = dy.inputTensor(weights_like(value), batched=bd > 1)
+    loss = dy.sum_batches(dy.sum_elems(dy.cmult(out, w)))
+    loss.value()
+    loss.backward()
+    return {"value": value, "dim": (tuple(dims), bd), "loss": loss.value(),
+            "grads": [p.grad_as_array() for p in params]}
+
+
+def vec(dy, values):
+    return dy.inputVector([float(v) for v in values])
+
+
+def batch(dy, array):
+    """A minibatch input: the last axis is the batch."""
+    return dy.inputTensor(np.asarray(array, dtype=np.float32), batched=True)
+
+
+def positive(dy, p):
+    return dy.square(p) + 0.5
+
+
+X4 = [0.3, -1.2, 0.8, 2.0]
+XB = np.arange(12, dtype=np.float32).reshape(4, 3) / 7.0 - 0.6   # four rows, three instances
+
+#: name -> (parameter specs, build)
+OP_CASES = {
+    # element-wise, one argument
+    "tanh": ([(4,)], lambda dy, P: dy.tanh(P[0])),
+    "logistic": ([(4,)], lambda dy, P: dy.logistic(P[0])),
+    "rectify": ([(5,)], lambda dy, P: dy.rectify(P[0])),
+    "exp": ([(4,)], lambda dy, P: dy.exp(P[0])),
+    "log": ([(4,)], lambda dy, P: dy.log(positive(dy, P[0]))),
+    "square": ([(4,)], lambda dy, P: dy.square(P[0])),
+    "sqrt": ([(4,)], lambda dy, P: dy.sqrt(positive(dy, P[0]))),
+    "abs": ([(5,)], lambda dy, P: dy.abs(P[0])),
+    "cube": ([(4,)], lambda dy, P: dy.cube(P[0])),
+    "sin": ([(4,)], lambda dy, P: dy.sin(P[0])),
+    "cos": ([(4,)], lambda dy, P: dy.cos(P[0])),
+    "softsign": ([(4,)], lambda dy, P: dy.softsign(P[0])),
+    "log_sigmoid": ([(4,)], lambda dy, P: dy.log_sigmoid(P[0])),
+    "selu": ([(6,)], lambda dy, P: dy.selu(P[0])),
+    "elu": ([(6,)], lambda dy, P: dy.elu(P[0], 0.7)),
+    "elu default": ([(6,)], lambda dy, P: dy.elu(P[0])),
+    # element-wise, two arguments, with DyNet's broadcasting
+    "cmult": ([(3, 2), (3, 2)], lambda dy, P: dy.cmult(P[0], P[1])),
+    "cmult column": ([(3, 2), (3, 1)], lambda dy, P: dy.cmult(P[0], P[1])),
+    "cdiv": ([(4,), (4,)], lambda dy, P: dy.cdiv(P[0], positive(dy, P[1]))),
+    "cdiv by a number": ([(4,), (1,)], lambda dy, P: dy.cdiv(P[0], positive(dy, P[1]))),
+    "pow": ([(4,), (1,)], lambda dy, P: dy.pow(positive(dy, P[0]), P[1])),
+    "x ** 2": ([(4,)], lambda dy, P: P[0] ** 2),
+    "bmax": ([(5,), (5,)], lambda dy, P: dy.bmax(P[0], P[1])),
+    "bmin": ([(5,), (5,)], lambda dy, P: dy.bmin(P[0], P[1])),
+    "colwise_add": ([(3, 4), (3,)], lambda dy, P: dy.colwise_add(P[0], P[1])),
+    "x + y": ([(4,), (4,)], lambda dy, P: P[0] + P[1]),
+    "x - y": ([(4,), (4,)], lambda dy, P: P[0] - P[1]),
+    "-x": ([(4,)], lambda dy, P: -P[0]),
+    "x + matrix column": ([(3, 4), (3, 1)], lambda dy, P: P[0] + P[1]),
+    "numbers": ([(4,)], lambda dy, P: (P[0] * 2.0 + 1.5) / 3.0 - 0.25),
+    "batch + one": ([(4,)], lambda dy, P: batch(dy, XB) + P[0]),
+    "batch cmult one": ([(4,)], lambda dy, P: dy.cmult(P[0], batch(dy, XB))),
+    "esum, mixed batch": ([(4,), (4,)], lambda dy, P: dy.esum([P[0], batch(dy, XB), P[1]])),
+    "average": ([(4,), (4,)], lambda dy, P: dy.average([P[0], P[1], dy.tanh(P[0])])),
+    "emax": ([(4,), (4,)], lambda dy, P: dy.emax([P[0], P[1]])),
+    "logsumexp": ([(4,), (4,)], lambda dy, P: dy.logsumexp([P[0], P[1], dy.tanh(P[1])])),
+    # products
+    "W * x": ([(3, 4), (4,)], lambda dy, P: P[0] * P[1]),
+    "W * X": ([(3, 4), (4, 2)], lambda dy, P: P[0] * P[1]),
+    "W * batch": ([(3, 4)], lambda dy, P: P[0] * batch(dy, XB)),
+    "x^T * W^T": ([(3, 4), (4,)], lambda dy, P: dy.transpose(P[1]) * dy.transpose(P[0])),
+    "x * number": ([(3,), (1,)], lambda dy, P: P[0] * P[1]),
+    "numbers of a batch times numbers": ([(4,)], lambda dy, P: dy.pick(
+        dy.cmult(P[0], batch(dy, XB)), 1) * dy.reshape(dy.inputVector([1.0, 0.0, 2.0]), (1,), 3)),
+    "batch of matrices * batch": ([(4,), (2,)], lambda dy, P: dy.reshape(
+        dy.cmult(P[0], batch(dy, XB)), (2, 2), 3) * dy.cmult(P[1], batch(dy, XB[:2] + 1.0))),
+    "batch of matrices * vector": ([(4,), (2,)], lambda dy, P: dy.reshape(
+        dy.cmult(P[0], batch(dy, XB)), (2, 2), 3) * P[1]),
+    "batch of rows * batch of matrices": ([(4,), (8,)], lambda dy, P: dy.transpose(
+        dy.pick_range(dy.cmult(P[0], batch(dy, XB)), 0, 2)) * dy.reshape(
+        dy.cmult(P[1], batch(dy, np.concatenate([XB, XB]))), (2, 4), 3)),
+    "affine_transform": ([(3,), (3, 4), (4,), (3, 2), (2,)], lambda dy, P: dy.affine_transform(
+        [P[0], P[1], P[2], P[3], P[4]])),
+    "affine_transform, batch": ([(3,), (3, 4)], lambda dy, P: dy.affine_transform(
+        [P[0], P[1], batch(dy, XB)])),
+    "affine_transform, matrix": ([(3,), (3, 4), (4, 2)], lambda dy, P: dy.affine_transform(
+        [P[0], P[1], P[2]])),
+    # products and sums that batchviz.dynet builds as one affine node
+    "b + W * x": ([(3,), (3, 4), (4,)], lambda dy, P: P[0] + P[1] * dy.tanh(P[2])),
+    "W * x + b": ([(3,), (3, 4), (4,)], lambda dy, P: P[1] * P[2] + P[0]),
+    "b + U * h + V * c": ([(3,), (3, 4), (4,), (3, 2), (2,)], lambda dy, P: P[0] + P[1] * P[2]
+                          + P[3] * P[4]),
+    "U * h + (b + V * c)": ([(3,), (3, 4), (4,), (3, 2), (2,)], lambda dy, P: P[1] * P[2]
+                            + (P[0] + P[3] * P[4])),
+    "W * x + W * y": ([(3, 4), (4,), (4,)], lambda dy, P: P[0] * P[1] + P[0] * P[2]),
+    "b + W * batch": ([(3,), (3, 4)], lambda dy, P: P[0] + P[1] * batch(dy, XB)),
+    "batch bias + W * batch": ([(3, 4)], lambda dy, P: P[0] * batch(dy, XB)
+                               + P[0] * batch(dy, XB * 2.0)),
+    "a product used twice": ([(3,), (3, 4), (4,)], lambda dy, P: (lambda h: dy.cmult(
+        h + P[0], dy.tanh(h)))(P[1] * P[2])),
+    "expression bias": ([(3,), (3, 4), (4,)], lambda dy, P: dy.tanh(P[0]) + P[1] * P[2]),
+    "dot_product": ([(4,), (4,)], lambda dy, P: dy.dot_product(P[0], P[1])),
+    "dot_product, batch": ([(4,)], lambda dy, P: dy.dot_product(P[0], batch(dy, XB))),
+    "squared_distance": ([(4,), (4,)], lambda dy, P: dy.squared_distance(P[0], P[1])),
+    "squared_norm": ([(4,)], lambda dy, P: dy.squared_norm(P[0])),
+    "squared_norm, batch": ([(4,)], lambda dy, P: dy.squared_norm(dy.cmult(P[0], batch(dy, XB)))),
+    "l2_norm": ([(4,)], lambda dy, P: dy.l2_norm(P[0])),
+    "l1_distance": ([(4,), (4,)], lambda dy, P: dy.l1_distance(P[0], P[1])),
+    # structure
+    "concatenate": ([(3,), (2,)], lambda dy, P: dy.concatenate([P[0], P[1], P[0]])),
+    "concatenate d=1": ([(3, 2), (3, 1)], lambda dy, P: dy.concatenate([P[0], P[1]], d=1)),
+    "concatenate, batch": ([(4,)], lambda dy, P: dy.concatenate([P[0], batch(dy, XB)])),
+    "concatenate_cols": ([(3,), (3,)], lambda dy, P: dy.concatenate_cols([P[0], P[1], P[0]])),
+    "concatenate_cols, batch": ([(4,)], lambda dy, P: dy.concatenate_cols(
+        [batch(dy, XB), dy.cmult(P[0], batch(dy, XB))])),
+    "pick": ([(5,)], lambda dy, P: dy.pick(P[0], 3)),
+    "pick dim=1": ([(3, 4)], lambda dy, P: dy.pick(P[0], 2, 1)),
+    "pick, batch": ([(4,)], lambda dy, P: dy.pick(dy.cmult(P[0], batch(dy, XB)), 1)),
+    "x[i]": ([(3, 4)], lambda dy, P: P[0][1]),
+    "x[a:b]": ([(5,)], lambda dy, P: P[0][1:4]),
+    "pick_range": ([(6,)], lambda dy, P: dy.pick_range(P[0], 2, 5)),
+    "pick_range d=1": ([(3, 5)], lambda dy, P: dy.pick_range(P[0], 1, 3, 1)),
+    "select_rows": ([(4, 3)], lambda dy, P: dy.select_rows(P[0], [2, 0, 2])),
+    "select_cols": ([(3, 4)], lambda dy, P: dy.select_cols(P[0], [3, 1])),
+    "reshape": ([(3, 4)], lambda dy, P: dy.reshape(P[0], (4, 3))),
+    "reshape to a batch": ([(3, 4)], lambda dy, P: dy.reshape(P[0], (3,), batch_size=4)),
+    "transpose": ([(3, 4)], lambda dy, P: dy.transpose(P[0])),
+    "transpose, batch": ([(4,)], lambda dy, P: dy.transpose(dy.cmult(P[0], batch(dy, XB)))),
+    "transpose 3-d": ([(2, 3, 4)], lambda dy, P: dy.transpose(P[0], [2, 0, 1])),
+    "concatenate_to_batch": ([(4,), (4,)], lambda dy, P: dy.concatenate_to_batch([P[0], P[1]])),
+    "pick_batch_elem": ([(4,)], lambda dy, P: dy.pick_batch_elem(dy.cmult(P[0], batch(dy, XB)), 1)),
+    "pick_batch_elems": ([(4,)], lambda dy, P: dy.pick_batch_elems(
+        dy.cmult(P[0], batch(dy, XB)), [2, 0])),
+    "pick_batch": ([(4,)], lambda dy, P: dy.pick_batch(dy.cmult(P[0], batch(dy, XB)), [3, 0, 1])),
+    # reductions
+    "sum_elems": ([(3, 2)], lambda dy, P: dy.sum_elems(P[0])),
+    "sum_elems, batch": ([(4,)], lambda dy, P: dy.sum_elems(dy.cmult(P[0], batch(dy, XB)))),
+    "mean_elems": ([(5,)], lambda dy, P: dy.mean_elems(P[0])),
+    "sum_dim": ([(3, 4)], lambda dy, P: dy.sum_dim(P[0], [1])),
+    "sum_dim with batch": ([(4,)], lambda dy, P: dy.sum_dim(dy.cmult(P[0], batch(dy, XB)), [0], True)),
+    "mean_dim": ([(3, 4)], lambda dy, P: dy.mean_dim(P[0], [0], False)),
+    "sum_batches": ([(4,)], lambda dy, P: dy.sum_batches(dy.cmult(P[0], batch(dy, XB)))),
+    "mean_batches": ([(4,)], lambda dy, P: dy.mean_batches(dy.cmult(P[0], batch(dy, XB)))),
+    "max_dim": ([(3, 4)], lambda dy, P: dy.max_dim(P[0], 1)),
+    "min_dim": ([(3, 4)], lambda dy, P: dy.min_dim(P[0], 0)),
+    "logsumexp_dim": ([(3, 4)], lambda dy, P: dy.logsumexp_dim(P[0], 1)),
+    "std_elems": ([(5,)], lambda dy, P: dy.std_elems(P[0])),
+    "layer_norm": ([(5,), (5,), (5,)], lambda dy, P: dy.layer_norm(P[0], P[1], P[2])),
+    # softmax and losses
+    "softmax": ([(5,)], lambda dy, P: dy.softmax(P[0])),
+    "softmax of columns": ([(3, 4)], lambda dy, P: dy.softmax(P[0])),
+    "softmax d=1": ([(3, 4)], lambda dy, P: dy.softmax(P[0], 1)),
+    "softmax, batch": ([(4,)], lambda dy, P: dy.softmax(dy.cmult(P[0], batch(dy, XB)))),
+    "log_softmax": ([(5,)], lambda dy, P: dy.log_softmax(P[0])),
+    "pickneglogsoftmax": ([(5,)], lambda dy, P: dy.pickneglogsoftmax(P[0], 2)),
+    "pickneglogsoftmax_batch": ([(4,)], lambda dy, P: dy.pickneglogsoftmax_batch(
+        dy.cmult(P[0], batch(dy, XB)), [3, 0, 1])),
+    "hinge": ([(5,)], lambda dy, P: dy.hinge(P[0], 1)),
+    "hinge margin": ([(5,)], lambda dy, P: dy.hinge(P[0], 4, 0.3)),
+    "hinge_batch": ([(4,)], lambda dy, P: dy.hinge_batch(dy.cmult(P[0], batch(dy, XB)), [3, 0, 1])),
+    "binary_log_loss": ([(4,)], lambda dy, P: dy.binary_log_loss(    # targets are data: see
+        dy.logistic(P[0]), vec(dy, [1.0, 0.0, 0.3, 1.0]))),            # test_dynet_api.py
+    # inputs, lookups, constants, gradient modifiers
+    "inputVector": ([(4,)], lambda dy, P: dy.cmult(P[0], vec(dy, X4))),
+    "scalarInput": ([(4,)], lambda dy, P: P[0] * dy.scalarInput(1.5)),
+    "inputTensor": ([(3, 4)], lambda dy, P: dy.cmult(P[0], dy.inputTensor(XB.T))),
+    "zeros, ones, constant": ([(3,)], lambda dy, P: P[0] + dy.ones(3) + dy.zeros(3)
+                              + dy.constant(3, 0.5)),
+    "one_hot": ([(5,)], lambda dy, P: dy.cmult(P[0], dy.one_hot(5, 2))),
+    "lookup": ([("lookup", (6, 4))], lambda dy, P: dy.esum([P[0][1], dy.lookup(P[0], 4), P[0][1]])),
+    "lookup_batch": ([("lookup", (6, 4))], lambda dy, P: dy.lookup_batch(P[0], [5, 0, 5])),
+    "E.batch": ([("lookup", (6, 4))], lambda dy, P: dy.tanh(P[0].batch([1, 2]))),
+    "lookup update=False": ([("lookup", (6, 4)), (4,)], lambda dy, P: dy.cmult(
+        dy.lookup(P[0], 2, update=False), P[1])),
+    "const_parameter": ([(4,), (4,)], lambda dy, P: dy.cmult(dy.const_parameter(P[0]), P[1])),
+    "parameter": ([(3, 4), (4,)], lambda dy, P: dy.parameter(P[0]) * P[1]),
+    "nobackprop": ([(4,), (4,)], lambda dy, P: dy.cmult(dy.nobackprop(dy.tanh(P[0])), P[1])),
+    "flip_gradient": ([(4,)], lambda dy, P: dy.flip_gradient(dy.tanh(P[0]))),
+    "scale_gradient": ([(4,)], lambda dy, P: dy.scale_gradient(dy.tanh(P[0]), 0.25)),
+    "dropout p=0": ([(4,)], lambda dy, P: dy.dropout(P[0], 0.0)),
+}
+
+
+# --- builders ------------------------------------------------------------------------------
+SENTENCE = [1, 4, 2, 7]
+BATCH = [[1, 4, 2], [0, 3, 3], [5, 6, 1], [2, 2, 7]]   # 4 steps of a minibatch of 3
+
+
+def builder_params(builder) -> list:
+    """Every parameter of a builder, in DyNet's order (a BiRNN's layer by layer)."""
+    layers = getattr(builder, "builder_layers", None)
+    if layers is not None:
+        return [p for pair in layers for b in pair for p in builder_params(b)]
+    return [p for layer in builder.get_parameters() for p in layer]
+
+
+def run_builder(dy, make, build, renew=None) -> dict:
+    """Values of the expressions ``build(dy, builder, E)`` returns (a list) and the gradients
+    of every parameter, the builder's set to the same values under both modules."""
+    pc = dy.ParameterCollection()
+    E = pc.add_lookup_parameters((8, 3))
+    E.init_from_array(values_for(("lookup", (8, 3)), 5))
+    builder = make(dy, pc)
+    params = builder_params(builder)
+    for k, p in enumerate(params):
+        p.set_value(values_for(p.shape(), 200 + k))
+    (renew or dy.renew_cg)()
+    outs = build(dy, builder, E)
+    terms = []
+    for k, o in enumerate(outs):
+        w = dy.inputTensor(weights_like(o.npvalue(), seed=k), batched=o.dim()[1] > 1)
+        terms.append(dy.sum_batches(dy.sum_elems(dy.cmult(o, w))))
+    loss = dy.esum(terms)
+    values = [o.npvalue() for o in outs]
+    loss.backward()
+    return {"values": values, "dims": [o.dim() for o in outs], "loss": loss.value(),
+            "grads": [p.grad_as_array() for p in [E] + params]}
+
+
+def _transduce(dy, b, E):
+    return b.initial_state().transduce([E[w] for w in SENTENCE])
+
+
+def _steps(dy, b, E):
+    state = b.initial_state()
+    for w in SENTENCE[:3]:
+        state = state.add_input(E[w])
+    return list(state.h()) + list(state.s()) + [state.prev().output(), state.output()]
+
+
+def _batched(dy, b, E):
+    return b.initial_state().transduce([dy.lookup_batch(E, ids) for ids in BATCH])
+
+
+def _hidden(dy, E, k):
+    """A vector of the builders' hidden size (4) that depends on the table."""
+    return dy.tanh(dy.pick_range(dy.concatenate([E[k % 8], E[(k + 3) % 8]]), 1, 5))
+
+
+def _initial(dy, b, E, layers, cells):
+    """From an initial state given as vectors (cells then outputs for LSTMs)."""
+    n = (2 if cells else 1) * layers
+    vecs = [_hidden(dy, E, k) for k in range(n)]
+    return b.initial_state(vecs).transduce([E[w] for w in SENTENCE[:2]])
+
+
+def _set_state(dy, b, E, layers, cells):
+    """set_h then set_s in the middle of a sequence."""
+    state = b.initial_state().add_input(E[1])
+    hs = [_hidden(dy, E, k) * 0.3 for k in range(layers)]
+    state = state.set_h(hs).add_input(E[2])
+    s = [_hidden(dy, E, k + 4) for k in range((2 if cells else 1) * layers)]
+    state = state.set_s(s).add_input(E[3])
+    return [state.output()] + list(state.s())
+
+
+def builder_cases(dy_kinds) -> dict:
+    """name -> (make, build) for every builder kind: ``dy_kinds`` maps a kind's name to
+    ``(factory name, layers, has cells)``."""
+    cases = {}
+    for kind, (factory, layers, cells) in dy_kinds.items():
+        def make(dy, pc, factory=factory, layers=layers):
+            return getattr(dy, factory)(layers, 3, 4, pc)
+        cases[f"{kind} transduce"] = (make, _transduce)
+        cases[f"{kind} add_input, h, s, prev"] = (make, _steps)
+        cases[f"{kind} minibatch"] = (make, _batched)
+        cases[f"{kind} initial_state(vecs)"] = (
+            make, lambda dy, b, E, layers=layers, cells=cells: _initial(dy, b, E, layers, cells))
+        cases[f"{kind} set_h, set_s"] = (
+            make, lambda dy, b, E, layers=layers, cells=cells: _set_state(dy, b, E, layers, cells))
+    return cases
+
+
+BUILDER_CASES = builder_cases({
+    "VanillaLSTM": ("VanillaLSTMBuilder", 1, True),
+    "VanillaLSTM 2 layers": ("VanillaLSTMBuilder", 2, True),
+    "LSTMBuilder": ("LSTMBuilder", 1, True),
+    "CoupledLSTM 2 layers": ("CoupledLSTMBuilder", 2, True),
+    "SimpleRNN 2 layers": ("SimpleRNNBuilder", 2, False),
+    "GRU 2 layers": ("GRUBuilder", 2, False),
+})
+BUILDER_CASES["VanillaLSTM forget_bias=0.3"] = (
+    lambda dy, pc: dy.VanillaLSTMBuilder(1, 3, 4, pc, forget_bias=0.3), _transduce)
+BUILDER_CASES["BiRNN of VanillaLSTMs, 2 layers"] = (
+    lambda dy, pc: dy.BiRNNBuilder(2, 3, 6, pc, dy.VanillaLSTMBuilder),
+    lambda dy, b, E: b.transduce([E[w] for w in SENTENCE]))
+BUILDER_CASES["BiRNN of GRUs, add_inputs"] = (
+    lambda dy, pc: dy.BiRNNBuilder(1, 3, 4, pc, dy.GRUBuilder),
+    lambda dy, b, E: [s.output() for pair in b.add_inputs([E[w] for w in SENTENCE]) for s in pair])
+
+
+# --- trainers ------------------------------------------------------------------------------
+#: name -> (trainer class name, keyword arguments, settings applied after construction)
+TRAINER_CASES = {
+    "SimpleSGD": ("SimpleSGDTrainer", {}, {}),
+    "SimpleSGD lr": ("SimpleSGDTrainer", {"learning_rate": 0.05}, {}),
+    "MomentumSGD": ("MomentumSGDTrainer", {}, {}),
+    "MomentumSGD args": ("MomentumSGDTrainer", {"learning_rate": 0.1, "mom": 0.5}, {}),
+    "Adagrad": ("AdagradTrainer", {}, {}),
+    "Adadelta": ("AdadeltaTrainer", {}, {}),
+    "Adadelta args": ("AdadeltaTrainer", {"eps": 1e-4, "rho": 0.9}, {}),
+    "RMSProp": ("RMSPropTrainer", {}, {}),
+    "Adam": ("AdamTrainer", {}, {}),
+    "Adam args": ("AdamTrainer", {"alpha": 0.01, "beta_1": 0.8, "beta_2": 0.99, "eps": 1e-6}, {}),
+    "Adam, no clipping": ("AdamTrainer", {}, {"clip": -1.0}),
+    "Adam, dense table updates": ("AdamTrainer", {}, {"sparse": False}),
+    "SGD, clipping at 0.5": ("SimpleSGDTrainer", {}, {"clip": 0.5}),
+    "Momentum, learning_rate set": ("MomentumSGDTrainer", {}, {"learning_rate": 0.2}),
+    "Adam, restart": ("AdamTrainer", {}, {"restart": 0.02}),
+    "SGD, frozen W": ("SimpleSGDTrainer", {}, {"frozen": True}),
+}
+
+TRAIN_DATA = [([1, 4, 2], [0, 2, 1]), ([3, 3], [1, 1]), ([5, 0, 1, 2], [2, 0, 0, 1])]
+
+
+def run_trainer(dy, case, renew=None) -> list:
+    """The parameters' values after each of three updates of a small tagger."""
+    cls, kwargs, settings = TRAINER_CASES[case]
+    pc = dy.ParameterCollection()
+    E, W, b = make_parameters(dy, pc, [("lookup", (6, 4)), (3, 4), (3,)])
+    trainer = getattr(dy, cls)(pc, **kwargs)
+    if "clip" in settings:
+        trainer.set_clip_threshold(settings["clip"])
+    if "sparse" in settings:
+        trainer.set_sparse_updates(settings["sparse"])
+    if "learning_rate" in settings:
+        trainer.learning_rate = settings["learning_rate"]
+    if settings.get("frozen"):
+        W.set_updated(False)
+    snapshots = []
+    for step, (words, tags) in enumerate(TRAIN_DATA):
+        (renew or dy.renew_cg)()
+        loss = dy.esum([dy.pickneglogsoftmax(W * dy.tanh(E[w]) + b, t) * 3.0
+                        for w, t in zip(words, tags)])
+        loss.value()
+        loss.backward()
+        trainer.update()
+        if step == 1 and "restart" in settings:
+            trainer.restart(settings["restart"])
+        snapshots.append([E.as_array(), W.as_array(), b.as_array()])
+    return snapshots

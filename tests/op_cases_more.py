@@ -1,0 +1,69 @@
+"""Gradient-check cases (the format of :mod:`op_cases`) for the ops DyNet's API needs beyond
+the paper's: more activations, reductions and picks along an axis, broadcasting, column-major
+reshapes and the margin and binary losses (batchviz/ops/activations.py, axes.py, layout.py,
+scalar.py, losses.py, columns.py)."""
+import batchviz as bv
+
+
+def v(p):
+    """A parameter as an ordinary computed node (not a shared argument)."""
+    return p * 1.0
+
+
+def positive(p):
+    return bv.shift(bv.square(v(p)), 0.5)
+
+
+def probability(p):
+    return bv.logistic(v(p))
+
+
+MORE_CASES = {
+    "abs": ([(5,)], lambda P, k: bv.abs(v(P[0]))),
+    "selu": ([(6,)], lambda P, k: bv.selu(v(P[0]))),
+    "softsign": ([(5,)], lambda P, k: bv.softsign(v(P[0]))),
+    "log_sigmoid": ([(5,)], lambda P, k: bv.log_sigmoid(v(P[0]))),
+    "cube": ([(4,)], lambda P, k: bv.cube(v(P[0]))),
+    "sin": ([(4,)], lambda P, k: bv.sin(v(P[0]))),
+    "cos": ([(4,)], lambda P, k: bv.cos(v(P[0]))),
+    "pow": ([(4,), (4,)], lambda P, k: bv.pow(positive(P[0]), v(P[1]))),
+    "bmax": ([(5,), (5,)], lambda P, k: bv.bmax(v(P[0]), v(P[1]))),
+    "bmin": ([(5,), (5,)], lambda P, k: bv.bmin(v(P[0]), v(P[1]))),
+    "elu": ([(6,)], lambda P, k: bv.elu(v(P[0]), 0.5 + k)),     # alpha per node
+    "scale_gradient": ([(4,)], lambda P, k: bv.scale_gradient(v(P[0]), 1.0)),  # see test_dynet_ops
+    "sum_axes": ([(2, 3, 4)], lambda P, k: bv.sum_axes(v(P[0]), [(0,), (1, 2), (2,)][k % 3])),
+    "max_axis": ([(3, 4)], lambda P, k: [bv.max_axis(v(P[0]), 0), bv.max_axis(v(P[0]), 1),
+                                         bv.min_axis(v(P[0]), 1)][k % 3]),
+    "logsumexp_axis": ([(3, 4)], lambda P, k: bv.logsumexp_axis(v(P[0]), k % 2)),
+    "broadcast": ([(3,), (1,)], lambda P, k: [
+        bv.broadcast(v(P[0]), (3, 1), (3, 4)),                         # a column repeated
+        bv.broadcast(v(P[1]), (1, 1), (2, 3)),                         # a scalar everywhere
+    ][k % 2]),
+    "pick_axis": ([(3, 4), (2, 3, 4)], lambda P, k: [
+        bv.pick_axis(v(P[0]), k % 4, 1), bv.pick_axis(v(P[1]), k % 3, 1),
+    ][k % 2]),
+    "pick_batch": ([(3, 4), (2, 3, 4)], lambda P, k: [
+        bv.pick_batch(v(P[0]), [k % 3, 1, 2, 0]),                      # a row per column
+        bv.pick_batch(v(P[1]), [2, k % 3, 0, 1], axis=1),
+    ][k % 2]),
+    "select_axis": ([(3, 4)], lambda P, k: [
+        bv.select_axis(v(P[0]), [2, 0, 2], 1),                         # a column twice
+        bv.select_axis(v(P[0]), [k % 3, 1], 0),
+    ][k % 2]),
+    "concatenate_axis": ([(3,), (3, 2), (2, 3)], lambda P, k: [
+        bv.concatenate_axis([v(P[0]), v(P[1]), v(P[0])], 1),          # vectors as columns
+        bv.concatenate_axis([v(P[2]), v(P[2])], 0),
+        bv.concatenate_axis([v(P[0]), v(P[0])], 1),                    # a new last axis
+    ][k % 3]),
+    "permute": ([(2, 3, 4)], lambda P, k: bv.permute(v(P[0]), [(2, 0, 1), (1, 0, 2)][k % 2])),
+    "reshape_column_major": ([(3, 4)], lambda P, k: bv.reshape_column_major(
+        v(P[0]), [(2, 6), (4, 3)][k % 2])),
+    "hinge": ([(5,), (4, 3)], lambda P, k: [
+        bv.hinge(v(P[0]), k % 5),
+        bv.hinge(v(P[1]), [k % 4, 1, 3], margin=0.5),                 # a loss per column
+    ][k % 2]),
+    "binary_log_loss": ([(4,), (4,)], lambda P, k: bv.binary_log_loss(probability(P[0]),
+                                                                      probability(P[1]))),
+    "pickneglogsoftmax_columns": ([(4, 3)], lambda P, k: bv.pickneglogsoftmax_columns(
+        v(P[0]), [k % 4, (k + 1) % 4, 2])),
+}

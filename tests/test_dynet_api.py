@@ -1,0 +1,337 @@
+"""batchviz.dynet on its own (no real DyNet needed): settings and flags, graphs, errors,
+unsupported calls, files, dropout and random inputs, and how DyNet's minibatches batch and
+are counted by batchviz."""
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+import batchviz as bv
+import batchviz.dynet as dy
+from batchviz.dynet import config
+from batchviz.dynet.unsupported import INSTEAD
+
+from helpers import assert_central_differences
+
+
+@pytest.fixture(autouse=True)
+def _settings_of_each_test(monkeypatch):
+    """Every test reads the settings afresh, from no flags."""
+    monkeypatch.setattr("sys.argv", ["prog.py"])
+    monkeypatch.setattr(dy.graph.session, "settings", None)
+    monkeypatch.setattr(config, "_given", {})
+
+
+# --- settings -------------------------------------------------------------------------------
+@pytest.mark.parametrize("argv, strategy", [
+    ([], "none"),                                      # DyNet's default: no autobatching
+    (["--dynet-autobatch", "1"], "agenda"),
+    (["--dynet-autobatch=2"], "depth"),
+    (["--dynet-autobatch", "0"], "none"),
+    (["--dynet-autobatch", "lookahead"], "lookahead"),  # a batchviz strategy by name
+    (["--dynet-seed", "4", "--dynet-mem", "2048", "--dynet_autobatch", "1"], "agenda"),
+])
+def test_autobatch_flags(argv, strategy):
+    assert config.settings(["prog.py"] + argv)["strategy"] == strategy
+
+
+@pytest.mark.parametrize("argv, gpus", [
+    ([], 0), (["--dynet-gpus", "1"], 1), (["--dynet-gpu"], 1), (["--dynet-devices", "GPU:0"], 1),
+    (["--dynet-devices", "CPU"], 0),
+])
+def test_gpu_flags(argv, gpus):
+    """Asking DyNet for a GPU asks batchviz for CuPy (``config.use_device``)."""
+    assert config.settings(["prog.py"] + argv)["gpus"] == gpus
+
+
+def test_seed_flag_and_a_bad_autobatch_value():
+    assert config.settings(["p", "--dynet-seed=17"])["seed"] == 17
+    with pytest.raises(ValueError, match="--dynet-autobatch '7'"):
+        config.settings(["p", "--dynet-autobatch", "7"])
+
+
+def test_dynet_config_set_before_the_first_graph(monkeypatch):
+    dy.dynet_config.set(autobatch=1, random_seed=3)
+    assert dy.dynet_config.get()["autobatch"] == 1
+    dy.renew_cg()
+    assert dy.cg().graph.strategy.name == "agenda"
+    monkeypatch.setattr("sys.argv", ["prog.py", "--dynet-autobatch", "2"])  # flags win
+    assert config.settings()["strategy"] == "depth"
+
+
+def test_renew_cg_autobatching_and_versions():
+    g1 = dy.renew_cg()
+    v = dy.cg_version()
+    dy.renew_cg(autobatching=2)
+    assert dy.cg_version() == v + 1 and dy.cg().graph.strategy.name == "depth"
+    assert dy.cg().graph is bv.current_graph()   # batchviz's tools see the DyNet graph
+    assert g1 is dy.cg()
+
+
+def test_weight_decay_is_refused():
+    with pytest.raises(NotImplementedError, match="weight_decay"):
+        dy.dynet_config.set(weight_decay=1e-4)
+
+
+def test_the_seed_makes_parameters_and_random_inputs_reproducible():
+    def draw():
+        dy.reset_random_seed(11)
+        pc = dy.ParameterCollection()
+        p = pc.add_parameters((3, 4))
+        dy.renew_cg()
+        return p.as_array(), dy.random_normal(5).npvalue(), dy.random_uniform(4, -1, 1).npvalue()
+
+    first, second = draw(), draw()
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+
+
+# --- expressions ------------------------------------------------------------------------------
+def test_star_is_a_matrix_product_here_and_element_wise_in_batchviz():
+    dy.renew_cg()
+    W = dy.inputTensor(np.arange(6.0).reshape(2, 3))
+    x = dy.inputVector([1.0, 2.0, 3.0])
+    assert (W * x).value() == pytest.approx([8.0, 26.0])
+    with bv.Graph():   # batchviz's own * is untouched
+        a = bv.input([1.0, 2.0])
+        assert (a * a).value().tolist() == [1.0, 4.0]
+
+
+def test_numbers_on_the_left():
+    """DyNet 2.1 on Python 3 refuses ``2 * x`` and ``1 - x``; here they work."""
+    dy.renew_cg()
+    x = dy.inputVector([1.0, 2.0])
+    assert (2.0 * x).value() == [2.0, 4.0]
+    assert (1 - x).value() == [0.0, -1.0]
+    assert (3 + x).value() == [4.0, 5.0]
+
+
+def test_stale_expressions_raise():
+    dy.renew_cg()
+    x = dy.inputVector([1.0, 2.0])
+    dy.renew_cg()
+    with pytest.raises(RuntimeError, match="finished"):
+        dy.tanh(x).value()
+
+
+@pytest.mark.parametrize("build, error, message", [
+    (lambda: dy.inputTensor(np.ones((2, 3))) * dy.inputVector([1.0, 2.0]), ValueError,
+     "mismatched dimensions"),
+    (lambda: dy.cmult(dy.inputVector([1.0, 2.0]), dy.inputVector([1.0, 2.0, 3.0])), ValueError,
+     "must match or be 1"),
+    (lambda: dy.pickneglogsoftmax(dy.inputTensor(np.ones((3, 2)), batched=True), 1), ValueError,
+     "minibatch of 2"),
+    (lambda: dy.inputTensor(np.ones((3, 2)), batched=True).backward(), ValueError,
+     "scalar nodes"),
+    (lambda: dy.tanh([1.0, 2.0]), TypeError, "tanh: expected a dynet Expression"),
+    (lambda: dy.binary_log_loss(dy.inputTensor(np.ones((3, 2)) / 2, batched=True),
+                                dy.inputTensor(np.ones((3, 2)), batched=True)), ValueError,
+     "minibatches"),
+    (lambda: dy.inputVector([1.0, 2.0])[2], IndexError, "out of range"),
+])
+def test_mistakes_are_reported_where_they_are_made(build, error, message):
+    dy.renew_cg()
+    with pytest.raises(error, match=message):
+        build()
+
+
+@pytest.mark.parametrize("name", sorted(INSTEAD))
+def test_unsupported_calls_say_what_to_use(name):
+    with pytest.raises(NotImplementedError, match=rf"dy\.{name} is not supported.* instead"):
+        getattr(dy, name)(1, 2)
+
+
+def test_other_unsupported_uses():
+    dy.renew_cg()
+    x = dy.inputVector([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=r"backward\(full=True\)"):
+        x.gradient()
+    with pytest.raises(NotImplementedError, match="restrict"):
+        dy.log_softmax(x, restrict=[0])
+    with pytest.raises(NotImplementedError, match="ln_lstm"):
+        dy.VanillaLSTMBuilder(1, 2, 2, dy.ParameterCollection(), ln_lstm=True)
+
+
+def test_set_recomputes_the_graph():
+    dy.renew_cg()
+    x = dy.vecInput(2)
+    y = dy.tanh(x) * 2.0
+    x.set([0.5, -1.0])
+    assert y.value() == pytest.approx(list(2 * np.tanh([0.5, -1.0])), rel=1e-6)
+    x.set([2.0, 0.0])
+    assert y.value() == pytest.approx(list(2 * np.tanh([2.0, 0.0])), rel=1e-6)
+    m = dy.matInput(2, 2)
+    m.set([1.0, 2.0, 3.0, 4.0])  # DyNet's column-major order
+    assert m.npvalue().tolist() == [[1.0, 3.0], [2.0, 4.0]]
+
+
+def test_immediate_compute_and_check_validity():
+    dy.renew_cg(immediate_compute=True, check_validity=True)
+    x = dy.inputVector([1.0, -1.0])
+    y = dy.tanh(x)
+    assert dy.cg().graph.n_evaluated == len(dy.cg().graph)   # computed as it was made
+    with np.errstate(invalid="ignore"), pytest.raises(RuntimeError, match="NaN or infinite"):
+        dy.log(x)                                            # fails at its own line
+    dy.renew_cg()
+    dy.tanh(dy.inputVector([1.0]))
+    assert dy.cg().graph.n_evaluated == 0 and y.dim() == ((2,), 1)
+
+
+# --- gradients that differ from DyNet's on purpose ----------------------------------------
+def test_binary_log_loss_gradient_with_respect_to_the_targets(float64):
+    """DyNet's gradient for the targets is that of the loss with its arguments swapped;
+    batchviz's is the loss's own (checked by central differences)."""
+    pc = dy.ParameterCollection()
+    p, q = pc.add_parameters(3), pc.add_parameters(3)
+    p.set_value([0.3, -0.4, 1.0])
+    q.set_value([-0.2, 0.5, 0.1])
+
+    def loss_value():
+        dy.renew_cg()
+        loss = dy.binary_log_loss(dy.logistic(p), dy.logistic(q))
+        value = loss.value()
+        loss.backward()
+        return value
+
+    loss_value()
+    assert_central_differences(q._p, loss_value, q.grad_as_array(), [(0,), (1,), (2,)])
+
+
+# --- dropout and noise ---------------------------------------------------------------------
+def test_dropout_keeps_the_expected_share_and_scales_the_rest():
+    dy.renew_cg()
+    v = dy.dropout(dy.ones(20000), 0.3).npvalue()
+    np.testing.assert_allclose(np.unique(v), [0.0, 1 / 0.7], rtol=1e-6)
+    assert (v == 0).mean() == pytest.approx(0.3, abs=0.02)
+    b = dy.dropout_batch(dy.ones(4, batch_size=5000), 0.5).npvalue()   # whole instances
+    assert np.all((b == 0).all(axis=0) | (b == 2.0).all(axis=0))
+    n = dy.noise(dy.zeros(20000), 0.5).npvalue()
+    assert n.std() == pytest.approx(0.5, rel=0.05)
+
+
+def test_builder_dropout_uses_one_mask_for_every_step():
+    pc = dy.ParameterCollection()
+    E = pc.add_lookup_parameters((5, 3))
+    lstm = dy.VanillaLSTMBuilder(1, 3, 4, pc)
+    lstm.set_dropout(0.5)
+
+    def inputs_of_a_graph():
+        dy.renew_cg()
+        outs = lstm.initial_state().transduce([E[1], E[2], E[3]])
+        assert all(np.isfinite(o.npvalue()).all() for o in outs)
+        graph = dy.cg().graph
+        return [n for n in range(len(graph.ops)) if graph.ops[n].name == "input"]
+
+    assert len(inputs_of_a_graph()) == 2  # one mask for the inputs, one for the state
+    lstm.disable_dropout()
+    assert inputs_of_a_graph() == []
+
+
+# --- files -------------------------------------------------------------------------------
+def test_collection_save_and_populate(tmp_path):
+    pc = dy.ParameterCollection()
+    W, E = pc.add_parameters((3, 2)), pc.add_lookup_parameters((4, 2))
+    lstm = dy.VanillaLSTMBuilder(1, 2, 3, pc)
+    path = str(tmp_path / "model")
+    pc.save(path)
+    saved = [p.as_array() for p in (W, E, *lstm.get_parameters()[0])]
+    for p in (W, E, *lstm.get_parameters()[0]):
+        p.set_value(np.zeros(p.shape()))
+    pc.populate(path)
+    for p, v in zip((W, E, *lstm.get_parameters()[0]), saved):
+        np.testing.assert_array_equal(p.as_array(), v)
+    # the LSTM bias is saved as DyNet sees it: zeros (the forget bias is added at each step)
+    assert not lstm.get_parameters()[0][2].as_array().any()
+    assert zipfile.is_zipfile(path)
+
+
+def test_dy_save_and_load_make_the_objects_again(tmp_path):
+    pc = dy.ParameterCollection()
+    E = pc.add_lookup_parameters((5, 3))
+    lstm = dy.VanillaLSTMBuilder(2, 3, 4, pc)
+    bi = dy.BiRNNBuilder(1, 3, 4, pc, dy.GRUBuilder)
+    W = pc.add_parameters((2, 4))
+    base = str(tmp_path / "saved")
+    dy.save(base, [E, lstm, bi, W])
+    meta = json.loads(open(base + ".meta").read())
+    assert [m["kind"] for m in meta] == ["LookupParameters", "VanillaLSTMBuilder",
+                                         "BiRNNBuilder", "Parameters"]
+    pc2 = dy.ParameterCollection()
+    E2, lstm2, bi2, W2 = dy.load(base, pc2)
+    np.testing.assert_array_equal(E2.as_array(), E.as_array())
+    np.testing.assert_array_equal(W2.as_array(), W.as_array())
+    for a, b in zip(lstm.get_parameters(), lstm2.get_parameters()):
+        for p, q in zip(a, b):
+            np.testing.assert_array_equal(p.as_array(), q.as_array())
+    dy.renew_cg()
+    xs = [E[1], E[2]]
+    np.testing.assert_allclose(bi2.transduce([E2[1], E2[2]])[-1].npvalue(),
+                               bi.transduce(xs)[-1].npvalue(), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="never pickles"):
+        dy.save(base, [object()])
+
+
+def test_populate_refuses_a_file_of_another_model(tmp_path):
+    pc = dy.ParameterCollection()
+    pc.add_parameters((3, 2))
+    path = str(tmp_path / "m")
+    pc.save(path)
+    other = dy.ParameterCollection()
+    other.add_parameters((2, 2))
+    with pytest.raises(ValueError, match="shape"):
+        other.populate(path)
+
+
+# --- the minibatch dimension and batching --------------------------------------------------
+def _minibatched_loss(strategy: str, minibatches: int):
+    pc = dy.ParameterCollection()
+    W, E = pc.add_parameters((5, 4)), pc.add_lookup_parameters((10, 4))
+    dy.renew_cg(autobatching=strategy)
+    losses = []
+    for k in range(minibatches):
+        X = dy.lookup_batch(E, [k, k + 1, k + 2])
+        losses.append(dy.sum_batches(dy.pickneglogsoftmax_batch(dy.tanh(W * X), [0, 1, 2])))
+    return dy.esum(losses)
+
+
+def test_manual_batches_are_one_node_each_and_batch_with_each_other():
+    loss = _minibatched_loss("agenda", 4)
+    loss.value()
+    graph = dy.cg().graph
+    products = [n for n in range(len(graph.ops)) if graph.ops[n].name == "matmul"]
+    assert len(products) == 4 and all(graph.shapes[n] == (5, 3) for n in products)
+    stats = graph.last_stats.forward
+    unbatched = _minibatched_loss("none", 4)
+    unbatched.value()
+    assert stats.batches < dy.cg().graph.last_stats.forward.batches   # autobatching on top
+
+
+def test_explain_counts_a_batched_node_once_with_its_size():
+    loss = _minibatched_loss("agenda", 3)
+    explanation = bv.explain(loss.x)
+    rows = {row.name: row for row in explanation.rows}
+    product = next(name for name in rows if name.startswith("matmul"))
+    assert rows[product].nodes == 3          # one node per minibatch, not per instance
+    assert "5x3" not in product and "4x3" in product   # the signature names the 3 columns
+
+
+def test_a_layer_written_as_b_plus_W_times_x_is_one_affine_node():
+    pc = dy.ParameterCollection()
+    W, U, b = pc.add_parameters((3, 4)), pc.add_parameters((3, 2)), pc.add_parameters(3)
+    dy.renew_cg()
+    x, c = dy.inputVector([1.0, 2.0, 3.0, 4.0]), dy.inputVector([1.0, -1.0])
+    graph = dy.cg().graph
+    before = len(graph)
+
+    def new_nodes():   # (a parameter gets a node of its own in each graph on first use)
+        return [graph.ops[n].name for n in range(before, len(graph))
+                if graph.ops[n].name != "parameter"]
+
+    y = dy.tanh(b + W * x + U * c)
+    assert new_nodes() == ["affine", "tanh"]
+    expected = np.tanh(b.as_array() + W.as_array() @ [1, 2, 3, 4] + U.as_array() @ [1, -1])
+    np.testing.assert_allclose(y.npvalue(), expected, rtol=1e-5)
+    h = W * x                                  # used twice: one product node
+    dy.cmult(h, h)
+    assert new_nodes() == ["affine", "tanh", "matmul", "cmult"]

@@ -1,0 +1,219 @@
+"""batchviz.dynet against the real DyNet (the ``dyNET38`` wheel, module ``dynet``): the same
+programs with the same parameter values give the same values, dimensions and gradients at
+float32 tolerance, for every op of tests/dynet_cases.py, under no autobatching and under
+batchviz's agenda."""
+import numpy as np
+import pytest
+
+import batchviz.dynet as bvdy
+
+from dynet_cases import (BUILDER_CASES, OP_CASES, TRAINER_CASES, make_parameters, run_builder,
+                         run_case, run_trainer)
+
+real = pytest.importorskip("dynet", reason="the real DyNet (pip install dyNET38, the "
+                           "'dynet' test extra) is not importable: no conformance check")
+
+RTOL, ATOL = 2e-4, 2e-5
+
+
+def assert_same(mine: dict, theirs: dict, what: str) -> None:
+    assert mine["dim"] == theirs["dim"], f"{what}: dimension"
+    np.testing.assert_allclose(mine["value"], theirs["value"], rtol=RTOL, atol=ATOL,
+                               err_msg=f"{what}: value")
+    assert mine["loss"] == pytest.approx(theirs["loss"], rel=RTOL, abs=ATOL)
+    for k, (g, h) in enumerate(zip(mine["grads"], theirs["grads"])):
+        np.testing.assert_allclose(g, h, rtol=RTOL, atol=ATOL,
+                                   err_msg=f"{what}: gradient of parameter {k}")
+
+
+@pytest.mark.parametrize("strategy", ["none", "agenda"])
+@pytest.mark.parametrize("name", sorted(OP_CASES))
+def test_op_matches_dynet(name, strategy):
+    specs, build = OP_CASES[name]
+    theirs = run_case(real, specs, build)
+    mine = run_case(bvdy, specs, build, lambda: bvdy.renew_cg(autobatching=strategy))
+    assert_same(mine, theirs, name)
+
+
+@pytest.mark.parametrize("strategy", ["none", "agenda"])
+@pytest.mark.parametrize("name", sorted(BUILDER_CASES))
+def test_builder_matches_dynet(name, strategy):
+    make, build = BUILDER_CASES[name]
+    theirs = run_builder(real, make, build)
+    mine = run_builder(bvdy, make, build, lambda: bvdy.renew_cg(autobatching=strategy))
+    assert mine["dims"] == theirs["dims"]
+    for k, (a, b) in enumerate(zip(mine["values"], theirs["values"])):
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL, err_msg=f"{name}: output {k}")
+    assert mine["loss"] == pytest.approx(theirs["loss"], rel=RTOL, abs=ATOL)
+    for k, (g, h) in enumerate(zip(mine["grads"], theirs["grads"])):
+        np.testing.assert_allclose(g, h, rtol=RTOL, atol=ATOL,
+                                   err_msg=f"{name}: gradient of parameter {k} (0: the table)")
+
+
+@pytest.mark.parametrize("name", sorted(TRAINER_CASES))
+def test_trainer_matches_dynet(name):
+    theirs = run_trainer(real, name)
+    mine = run_trainer(bvdy, name, lambda: bvdy.renew_cg(autobatching="agenda"))
+    for step, (a, b) in enumerate(zip(mine, theirs)):
+        for which, x, y in zip(("E", "W", "b"), a, b):
+            np.testing.assert_allclose(x, y, rtol=RTOL, atol=ATOL,
+                                       err_msg=f"{name}: {which} after update {step + 1}")
+
+
+def _api_facts(dy) -> dict:
+    """What a program sees of the API besides values: value() types, dims, names."""
+    pc = dy.ParameterCollection()
+    a, W1, W2 = pc.add_parameters(3), pc.add_parameters((2, 3), name="W"), pc.add_parameters(2, name="W")
+    sub = pc.add_subcollection("sub")
+    c, E = sub.add_parameters(2), pc.add_lookup_parameters((5, 2))
+    lstm = dy.VanillaLSTMBuilder(1, 2, 3, pc)
+    a.set_value(np.arange(3.0))
+    dy.renew_cg()
+    x = dy.inputTensor(np.arange(6.0).reshape(2, 3))
+    b = dy.inputTensor(np.arange(6.0).reshape(2, 3), batched=True)
+    s = dy.scalarInput(2.5)
+    return {
+        "names": [p.name() for p in (a, W1, W2, c, E)] + [sub.name(), pc.name()]
+        + [p.name() for p in lstm.get_parameters()[0]],
+        "counts": (len(pc.parameters_list()), len(pc.lookup_parameters_list())),
+        "scalar": (s.value(), s.dim(), s.npvalue().shape, s.scalar_value()),
+        "vector": (dy.tanh(a).value(), dy.tanh(a).dim()),
+        "matrix": (type(x.value()).__name__, x.dim(), x.npvalue().tolist()),
+        "batch": (b.value(), b.dim(), b.npvalue().tolist(), b.vec_value()),
+        "batch of scalars": (dy.sum_elems(b).value(), dy.sum_elems(b).npvalue().shape),
+        "parameter": (a.dim(), a.npvalue().tolist(), a.shape(), E.shape(), len(E),
+                      E.npvalue().shape, E.as_array().shape),
+        "lookup dims": (E[1].dim(), E.batch([0, 1, 4]).dim(), dy.lookup_batch(E, [2]).dim()),
+    }
+
+
+def test_the_api_around_values_matches_dynet():
+    mine, theirs = _api_facts(bvdy), _api_facts(real)
+    for key in theirs:
+        assert _close(mine[key], theirs[key]), f"{key}: {mine[key]!r} != {theirs[key]!r}"
+
+
+def _close(a, b) -> bool:
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return abs(a - b) <= 1e-5 * max(1.0, abs(b))
+    return a == b
+
+
+def _xor(dy, iterations: int) -> list:
+    """DyNet's reuse of one graph: inputs changed with set(), values and updates in a loop."""
+    pc = dy.ParameterCollection()
+    W, b, V, a = make_parameters(dy, pc, [(8, 2), (8,), (1, 8), (1,)])
+    trainer = dy.SimpleSGDTrainer(pc)
+    x, y = dy.vecInput(2), dy.scalarInput(0)
+    loss = dy.squared_distance(V * dy.tanh(W * x + b) + a, y)
+    losses = []
+    for it in range(iterations):
+        for mi in range(4):
+            x1, x2 = mi % 2, (mi // 2) % 2
+            x.set([1 if x1 else -1, 1 if x2 else -1])
+            y.set(1 if x1 != x2 else -1)
+            losses.append(loss.scalar_value())
+            loss.backward()
+            trainer.update()
+    return losses
+
+
+def test_a_graph_reused_with_set_matches_dynet():
+    real.renew_cg()
+    theirs = _xor(real, 5)
+    bvdy.renew_cg(autobatching=1)
+    mine = _xor(bvdy, 5)
+    np.testing.assert_allclose(mine, theirs, rtol=RTOL, atol=ATOL)
+    assert mine[-1] < mine[0]
+
+
+def _gradients_of_expressions(dy) -> list:
+    """``gradient()`` of an input, an intermediate node and a parameter after
+    ``backward(full=True)``."""
+    pc = dy.ParameterCollection()
+    (W,) = make_parameters(dy, pc, [(3, 4)])
+    dy.renew_cg()
+    x = dy.inputVector([0.5, -1.0, 2.0, 0.1])
+    h = dy.tanh(W * x)
+    b = dy.inputTensor(np.arange(6.0).reshape(3, 2) / 5.0, batched=True)
+    loss = dy.sum_batches(dy.sum_elems(dy.cmult(dy.logistic(h), dy.tanh(b))))
+    loss.backward(full=True)
+    return [x.gradient(), h.gradient(), b.gradient(), W.gradient(), W.grad_as_array()]
+
+
+def test_gradients_of_expressions_match_dynet():
+    for mine, theirs in zip(_gradients_of_expressions(bvdy), _gradients_of_expressions(real)):
+        assert mine.shape == theirs.shape
+        np.testing.assert_allclose(mine, theirs, rtol=RTOL, atol=ATOL)
+
+
+def _initial_values(dy) -> list:
+    """Parameters whose initializers leave nothing to chance."""
+    pc = dy.ParameterCollection()
+    arr = np.arange(6.0).reshape(2, 3)
+    return [p.as_array() for p in (
+        pc.add_parameters((2, 3), init=0.5), pc.add_parameters((3, 3), init="identity"),
+        pc.add_parameters((2, 3), init=dy.ConstInitializer(-2.0)),
+        pc.add_parameters((3, 3), init=dy.IdentityInitializer()),
+        pc.add_parameters((2, 3), init=dy.NumpyInitializer(arr)),
+        pc.add_parameters((2, 3), init=arr), pc.parameters_from_numpy(arr),
+        pc.lookup_parameters_from_numpy(arr), pc.add_lookup_parameters((2, 3), init=0.25),
+        pc.add_parameters(4, init=0.0))]
+
+
+def test_deterministic_initializers_match_dynet():
+    for mine, theirs in zip(_initial_values(bvdy), _initial_values(real)):
+        np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("make, shape", [
+    (lambda dy, pc: pc.add_parameters((200, 300)), (200, 300)),                   # Glorot
+    (lambda dy, pc: pc.add_parameters(5000), (5000,)),
+    (lambda dy, pc: pc.add_lookup_parameters((2000, 50)), (2000, 50)),   # a d x rows tensor
+    (lambda dy, pc: pc.add_lookup_parameters((2000, 50), init=dy.GlorotInitializer(True)),
+     (2000, 50)),
+    (lambda dy, pc: pc.add_lookup_parameters((2000, 50), init="he"), (2000, 50)),
+    (lambda dy, pc: pc.add_parameters((200, 300), init="uniform", scale=0.3), (200, 300)),
+    (lambda dy, pc: pc.add_parameters((200, 300), init="normal", mean=1.0, std=0.5), (200, 300)),
+    (lambda dy, pc: pc.add_parameters((200, 300), init=dy.NormalInitializer(0.0, 4.0)),
+     (200, 300)),
+    (lambda dy, pc: pc.add_parameters((200, 300), init="he"), (200, 300)),
+    (lambda dy, pc: pc.add_parameters((200, 300), init=dy.GlorotInitializer(gain=2.0)),
+     (200, 300)),
+], ids=["glorot", "glorot vector", "glorot table", "glorot is_lookup", "he table", "uniform",
+        "normal", "NormalInitializer", "he", "glorot gain"])
+def test_random_initializers_draw_dynets_distributions(make, shape):
+    """The same distribution: the same range, mean and spread, on draws large enough (tens
+    of thousands of values) that the estimates are within a few percent."""
+    real.reset_random_seed(5)
+    bvdy.reset_random_seed(5)
+    mine = make(bvdy, bvdy.ParameterCollection()).as_array()
+    theirs = make(real, real.ParameterCollection()).as_array()
+    assert mine.shape == theirs.shape == shape
+    error = theirs.std() / np.sqrt(theirs.size)   # the standard error of a mean
+    assert abs(mine.mean() - theirs.mean()) < 6 * error
+    assert mine.std() == pytest.approx(theirs.std(), rel=0.05)
+    assert np.abs(mine).max() <= np.abs(theirs).max() * 1.25
+
+
+def test_saxe_is_orthonormal_as_dynet():
+    q = bvdy.ParameterCollection().add_parameters((6, 6), init=bvdy.SaxeInitializer()).as_array()
+    np.testing.assert_allclose(q @ q.T, np.eye(6), atol=1e-5)
+
+
+def test_trainer_status_prints_what_dynet_prints(capfd):
+    outputs = []
+    for dy in (real, bvdy):
+        pc = dy.ParameterCollection()
+        (W,) = make_parameters(dy, pc, [(3, 4)])
+        trainer = dy.SimpleSGDTrainer(pc, 0.25)
+        trainer.set_clip_threshold(0.1)
+        for _ in range(3):
+            dy.renew_cg()
+            dy.sum_elems(dy.square(W * dy.inputVector([1.0, 2.0, 3.0, 4.0]))).backward()
+            trainer.update()
+        trainer.status()
+        outputs.append(capfd.readouterr().err)
+    assert outputs[0] == outputs[1] == "[lr=0.25 clips=3 updates=3] "

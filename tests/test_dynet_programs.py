@@ -1,0 +1,66 @@
+"""The DyNet-style programs of examples/dynet: each trains for a few steps under
+batchviz.dynet with its loss falling, ``batchviz explain`` explains each, and each runs
+under the real DyNet with only its import line changed."""
+import re
+import runpy
+import subprocess
+import sys
+from contextlib import redirect_stdout
+from io import StringIO
+from pathlib import Path
+
+import pytest
+
+from batchviz.cli import main
+import batchviz.dynet as dy
+
+PROGRAMS = Path(__file__).resolve().parents[1] / "examples" / "dynet"
+NAMES = ["bilstm_tagger", "treelstm", "rnnlm_batch", "xor", "rnnlm_transduce", "mnist_mlp"]
+IMPORT_LINE = "import batchviz.dynet as dy\n"
+
+
+@pytest.fixture(autouse=True)
+def _program_environment(monkeypatch):
+    """The programs import their data module from their folder, and each run reads its
+    settings (--dynet-autobatch) afresh."""
+    monkeypatch.syspath_prepend(str(PROGRAMS))
+    monkeypatch.setattr(dy.graph.session, "settings", None)
+
+
+def run_program(name: str, argv: list, monkeypatch) -> list:
+    """The per-step losses a program prints when run as ``python name.py argv...``."""
+    monkeypatch.setattr("sys.argv", [f"{name}.py"] + argv)
+    out = StringIO()
+    with redirect_stdout(out):
+        runpy.run_path(str(PROGRAMS / f"{name}.py"), run_name="__main__")
+    return [float(m.group(1)) for m in re.finditer(r"^step \d+ loss ([\d.]+)$", out.getvalue(), re.M)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_loss_falls(name, monkeypatch):
+    losses = run_program(name, ["--quick", "--steps", "10", "--dynet-autobatch", "1"], monkeypatch)
+    assert len(losses) == 10
+    assert sum(losses[-2:]) < sum(losses[:2]), losses   # (two minibatches take turns)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_batchviz_explain_explains_it(name, capsys):
+    assert main(["explain", str(PROGRAMS / f"{name}.py"), "--quick", "--steps", "1",
+                 "--dynet-autobatch", "1"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"batchviz explain: \d+ nodes in \d+ signatures", out), out[-2000:]
+    assert "verdict:" in out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_it_runs_under_dynet_with_the_import_line_changed(name, tmp_path):
+    pytest.importorskip("dynet", reason="the real DyNet (dyNET38) is not installed")
+    source = (PROGRAMS / f"{name}.py").read_text()
+    assert source.count(IMPORT_LINE) == 1
+    program = tmp_path / f"{name}.py"
+    program.write_text(source.replace(IMPORT_LINE, "import dynet as dy\n"))
+    (tmp_path / "toydata.py").write_text((PROGRAMS / "toydata.py").read_text())
+    done = subprocess.run([sys.executable, str(program), "--quick", "--steps", "3"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(re.findall(r"^step \d+ loss [\d.]+$", done.stdout, re.M)) == 3

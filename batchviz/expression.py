@@ -14,11 +14,24 @@ import numpy as np
 
 from .errors import BatchvizError
 from .graph import ExpressionBase
+from .parameters import ParameterBase
 from .ops import api as op_api
 from .ops.elementwise import add, cdiv, cmult, neg, sub
 from .ops.linalg import matmul
 from .ops.scalar import scale, shift
 from .ops.structure import pick, pick_range, transpose
+
+
+def is_number(x) -> bool:
+    """Whether ``x`` is a real number (a Python or a NumPy one), not an expression or a
+    parameter. Asked on every operator: the common cases are answered before
+    ``numbers.Real``'s abstract-class check, which costs several times more."""
+    kind = type(x)
+    if kind is float or kind is int:
+        return True
+    if isinstance(x, (ExpressionBase, ParameterBase)):
+        return False
+    return isinstance(x, numbers.Real)
 
 
 class Operators:
@@ -53,37 +66,37 @@ class Operators:
         return result
 
     def __add__(self, other):
-        if isinstance(other, numbers.Real):
+        if is_number(other):
             return shift(self, other)
         return add(self, other)
 
     def __radd__(self, other):
-        if isinstance(other, numbers.Real):
+        if is_number(other):
             return shift(self, other)
         return add(other, self)
 
     def __sub__(self, other):
-        if isinstance(other, numbers.Real):
+        if is_number(other):
             return shift(self, -other)
         return sub(self, other)
 
     def __rsub__(self, other):
-        if isinstance(other, numbers.Real):
+        if is_number(other):
             return shift(neg(self), other)
         return sub(other, self)
 
     def __mul__(self, other):
-        if isinstance(other, numbers.Real):
+        if is_number(other):
             return scale(self, other)
         return cmult(self, other)
 
     def __rmul__(self, other):
-        if isinstance(other, numbers.Real):
+        if is_number(other):
             return scale(self, other)
         return cmult(other, self)
 
     def __truediv__(self, other):
-        if isinstance(other, numbers.Real):
+        if is_number(other):
             if other == 0:
                 raise ZeroDivisionError("division of an expression by zero")
             return scale(self, 1.0 / other)

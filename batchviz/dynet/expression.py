@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import ops as _ops_package  # noqa: F401  (registers every op)
 from ..expression import Expression as BvExpression
+from ..expression import is_number
 from ..ops import api as bv
 from . import graph as _graph
 from .dims import (as_matrix, combine_dims, dims_of, full_shape, products_per_instance,
@@ -130,37 +131,37 @@ class Expression:
 
     # --- operators, with DyNet's meanings -------------------------------------------------
     def __add__(self, other):
-        if isinstance(other, numbers.Real):
+        if type(other) is not Expression and is_number(other):
             return Expression(bv.shift(self.x, float(other)), self.bd)
         return add(self, other)
 
     def __radd__(self, other):
-        if isinstance(other, numbers.Real):
+        if type(other) is not Expression and is_number(other):
             return Expression(bv.shift(self.x, float(other)), self.bd)
         return add(other, self)
 
     def __sub__(self, other):
-        if isinstance(other, numbers.Real):
+        if type(other) is not Expression and is_number(other):
             return Expression(bv.shift(self.x, -float(other)), self.bd)
         return sub(self, other)
 
     def __rsub__(self, other):
-        if isinstance(other, numbers.Real):
+        if type(other) is not Expression and is_number(other):
             return Expression(bv.shift(bv.neg(self.x), float(other)), self.bd)
         return sub(other, self)
 
     def __mul__(self, other):
-        if isinstance(other, numbers.Real):
+        if type(other) is not Expression and is_number(other):
             return Expression(bv.scale(self.x, float(other)), self.bd)
         return matmul(self, other)
 
     def __rmul__(self, other):
-        if isinstance(other, numbers.Real):
+        if type(other) is not Expression and is_number(other):
             return Expression(bv.scale(self.x, float(other)), self.bd)
         return matmul(other, self)
 
     def __truediv__(self, other):
-        if isinstance(other, numbers.Real):
+        if type(other) is not Expression and is_number(other):
             return Expression(bv.scale(self.x, 1.0 / other), self.bd)
         return elementwise(bv.cdiv, self, other, "cdiv")
 
@@ -168,7 +169,7 @@ class Expression:
         return Expression(bv.neg(self.x), self.bd)
 
     def __pow__(self, other):
-        if isinstance(other, numbers.Real):
+        if type(other) is not Expression and is_number(other):
             other = Expression(bv.input(float(other)), 1)
         return elementwise(bv.pow, self, other, "pow")
 

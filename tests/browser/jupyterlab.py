@@ -266,8 +266,11 @@ def start_jupyterlab(
     root_dir.mkdir(parents=True, exist_ok=True)
     dirs = _write_isolated_config(workdir)
 
+    scratch = workdir / "tmp"  # what the notebooks' kernels write (01_figure1 saves pages)
+    scratch.mkdir(exist_ok=True)
     env = dict(os.environ)
     env.update(
+        TMPDIR=str(scratch),
         JUPYTER_CONFIG_DIR=dirs["config_dir"],
         JUPYTER_RUNTIME_DIR=dirs["runtime_dir"],
         JUPYTER_DATA_DIR=dirs["data_dir"],  # kernelspecs/labextensions still come from sys.prefix

@@ -196,9 +196,28 @@ def test_copies_match_the_executor_on_lstm_models(strategy):
     assert_trace_matches_executor(_lstm_models, strategy)
 
 
+class FewestFirst(bv.AgendaStrategy):
+    """A user's rule over the agenda: the group with the fewest nodes on it runs first."""
+
+    name = "fewest-first"
+
+    def rule(self, view):
+        return FewestOnTheAgenda()
+
+
+class FewestOnTheAgenda(bv.Rule):
+    key_names = ("nodes on the agenda",)
+
+    def key(self, signature, agenda):
+        return (len(agenda.ready[signature]),)
+
+
 @SETTINGS
-@given(seed=st.integers(0, 10**6), strategy=st.sampled_from(STRATEGIES))
+@given(seed=st.integers(0, 10**6),
+       strategy=st.sampled_from(STRATEGIES + (ReverseDepth(), FewestFirst())))
 def test_copies_match_the_executor_on_random_graphs(seed, strategy):
+    """For every built-in strategy and two of a user's (a plain one and a rule over the
+    agenda): the trace's batches, reads and copy counts are the plan the executor ran."""
     assert_trace_matches_executor(lambda s: build_mixed(seed, s), strategy)
 
 

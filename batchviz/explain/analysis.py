@@ -14,6 +14,7 @@ import numpy as np
 from ..backend import state
 from ..schedule import (FlatSchedule, PendingView, Strategy, flat_schedule, resolve_strategy,
                         schedule)
+from ..signature_names import display_names
 from ..trace.record import graph_of, snapshot_plan
 from .arrays import graph_arrays
 from .bound import chain_bounds
@@ -77,13 +78,15 @@ def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
     np.maximum.at(hi, node_sig, node_depth)
     depth_sum = np.bincount(node_sig, weights=node_depth, minlength=top_sig)
     count_of = dict(zip(sigs.tolist(), node_counts.tolist()))
+    short = display_names(graph, set(graph.sigs))  # the names every view of the graph uses
 
     def row(s: int) -> SignatureRow:
         return SignatureRow(id=s, name=graph.signature_name(s), op=graph.sigtab[s].op.name,
                             nodes=count_of[s], min_depth=int(lo[s]), max_depth=int(hi[s]),
                             average_depth=float(depth_sum[s] / count_of[s]),
                             chain_bound=bounds[s],
-                            batches={n: int(per_sig[n][s]) for n in names})
+                            batches={n: int(per_sig[n][s]) for n in names},
+                            display_name=short[s])
 
     by_size = sigs[np.argsort(-node_counts, kind="stable")].tolist()
     rows = [row(s) for s in by_size[:TOP_SIGNATURES]]
@@ -102,11 +105,12 @@ def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
     notes = []
     for s in flagged[:TOP_SMALL]:
         notes.append(SmallBatchNote(
-            name=graph.signature_name(s), nodes=count_of[s], batches=int(per_sig[reference][s]),
-            reason=small_batch_reason(graph, s, int(per_sig[reference][s]), bounds[s], count_of)))
+            name=short[s], nodes=count_of[s], batches=int(per_sig[reference][s]),
+            reason=small_batch_reason(graph, s, int(per_sig[reference][s]), bounds[s], count_of,
+                                      short)))
 
     lens, batch_sigs = strips[reference]
-    largest = [BatchNote(name=graph.signature_name(int(batch_sigs[k])), size=int(lens[k]), step=int(k))
+    largest = [BatchNote(name=short[int(batch_sigs[k])], size=int(lens[k]), step=int(k))
                for k in np.argsort(-lens, kind="stable")[:TOP_BATCHES].tolist()]
 
     unbatchable = sum(count_of[s] for s in count_of

@@ -35,6 +35,7 @@ class SignatureRow:
     average_depth: float
     chain_bound: int          # its longest dependency chain: at least this many batches
     batches: dict             # strategy name -> batches of this signature
+    display_name: str = ""    # its short name (``name`` is the full description)
 
 
 @dataclass

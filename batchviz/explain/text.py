@@ -11,7 +11,7 @@ import os
 import shutil
 import sys
 
-from ..words import counted
+from ..words import counted, step_label
 
 
 def seconds_text(s: float) -> str:
@@ -61,7 +61,7 @@ def signature_table(e) -> tuple:
     rows = []
     for s in e.rows:
         depths = str(s.min_depth) if s.min_depth == s.max_depth else f"{s.min_depth}\u2013{s.max_depth}"
-        rows.append([s.name, str(s.nodes), depths, str(s.chain_bound),
+        rows.append([s.display_name or s.name, str(s.nodes), depths, str(s.chain_bound),
                      *[str(s.batches[n]) for n in names]])
     return header, rows
 
@@ -72,8 +72,9 @@ def note_lines(e) -> list:
         lines.append(f"... and {counted(e.more_signatures, 'more signature')} with "
                      f"{counted(e.more_signature_nodes, 'node')}")
     if e.largest:
-        lines.append(f"largest batches ({e.reference}): "
-                     + ", ".join(f"{b.size} \u00d7 {b.name} (step {b.step})" for b in e.largest))
+        total = e.strategies[e.reference].batches
+        lines.append(f"largest batches ({e.reference}): " + ", ".join(
+            f"{b.size} \u00d7 {b.name} ({step_label(b.step, total)})" for b in e.largest))
     if e.small:
         lines.append(f"signatures left in small batches ({e.reference}):")
         for s in e.small:

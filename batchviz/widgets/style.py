@@ -9,7 +9,7 @@ from ..viz.palette import STATE_FILL
 
 CSS = """
 .bv-stepper .widget-html-content, .bv-compare .widget-html-content { line-height: 1.35; }
-.bv-graph { overflow: auto; max-height: 80vh; background: #fff; }
+.bv-graph { overflow: auto; max-height: 60vh; background: #fff; }
 .bv-graph svg.bv-svg { max-width: 100%; height: auto; display: block; }
 .bv-graph.bv-actual-size svg.bv-svg { max-width: none; }
 .bv-agenda-table, .bv-batch-details, .bv-header-view { overflow-x: auto; max-width: 100%; }

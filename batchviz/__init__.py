@@ -11,6 +11,7 @@ from .execute import last_run_stats
 from .expression import Expression
 from .model import LookupParameters, Model, Parameters
 from .graph import graph_scope
+from .sourcelines import recording_sources
 from .runtime import Graph, current_graph, new_graph
 from .ops.api import *  # noqa: F401,F403
 from .ops.api import __all__ as _op_names
@@ -28,6 +29,7 @@ __all__ = [
     "validate_schedule", "set_backend", "get_backend", "set_dtype", "get_dtype",
     "last_run_stats", "BatchvizError", "ShapeError", "GraphFinishedError",
     "GraphMismatchError", "BackendError", "ScheduleError", "ModelFileError",
+    "recording_sources",
 ] + list(_op_names)
 
 # --- the window: traces, explanations, pictures (issue 4) ---------------------------------

@@ -36,8 +36,9 @@ class Graph(LazyGraph):
     Use it as a context manager (``with bv.Graph(strategy="agenda"): ...``) or through
     :func:`new_graph`. ``strategy`` is ``"none"``, ``"depth"``, ``"agenda"``, another
     registered name, or any :class:`~batchviz.Strategy` object.
-    ``record_source=True`` remembers the user's source line of every node (for traces; it
-    costs time at construction, so it is off by default).
+    ``record_source=True`` remembers the user's source line of every node (for traces,
+    explanations and errors; it costs time at construction, so it is off by default, except
+    inside ``with bv.recording_sources():``).
 
     What its runs leave: ``plans`` (one :class:`~batchviz.plan.Plan` per forward run),
     ``layout`` (where every computed node lives), ``last_stats`` (the latest run's counts).
@@ -45,7 +46,7 @@ class Graph(LazyGraph):
 
     expression_type = Expression
 
-    def __init__(self, strategy="agenda", record_source: bool = False):
+    def __init__(self, strategy="agenda", record_source: bool | None = None):
         self.strategy = resolve_strategy(strategy)
         super().__init__(record_source)
         self.n_evaluated = 0      # nodes before this one have run
@@ -117,8 +118,9 @@ class Graph(LazyGraph):
                 f"nodes={len(self.ops)} {state_}>")
 
 
-def new_graph(strategy="agenda", record_source: bool = False) -> Graph:
-    """Finish the open graph and open a new one (DyNet's ``renew_cg``)."""
+def new_graph(strategy="agenda", record_source: bool | None = None) -> Graph:
+    """Finish the open graph and open a new one (DyNet's ``renew_cg``); the arguments are
+    :class:`Graph`'s."""
     previous = open_graph(None)
     if previous is not None and not previous.finished:
         previous.finish("when bv.new_graph() started a new one")

@@ -5,7 +5,8 @@ Import the classes from here (``from batchviz.explain import Explanation``): ``b
 itself is the function."""
 from .analysis import DEFAULT_STRATEGIES, explain
 from .costmodel import CostModel, cost_model
-from .report import BatchNote, Explanation, SignatureRow, SmallBatchNote, StrategyResult
+from .report import (BatchNote, Explanation, SignatureRow, SmallBatchNote, SplitNote,
+                     StrategyResult)
 
 __all__ = ["explain", "Explanation", "StrategyResult", "SignatureRow", "BatchNote",
-           "SmallBatchNote", "CostModel", "cost_model", "DEFAULT_STRATEGIES"]
+           "SmallBatchNote", "SplitNote", "CostModel", "cost_model", "DEFAULT_STRATEGIES"]

@@ -22,6 +22,7 @@ from .costmodel import cost_model
 from .diagnose import small_batch_reason, verdict
 from .flops import total_flops
 from .report import BatchNote, Explanation, SignatureRow, SmallBatchNote, StrategyResult
+from .sources import split_notes
 
 DEFAULT_STRATEGIES = ("none", "depth", "agenda")
 TOP_SIGNATURES, TOP_BATCHES, TOP_SMALL = 10, 3, 5
@@ -34,7 +35,13 @@ def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
 
     Works before or after ``loss.value()`` and changes nothing: results, gradients and the
     graph's state are untouched. ``print()`` the result for the terminal report; in Jupyter
-    it shows as an HTML table; ``.to_dict()`` gives the numbers."""
+    it shows as an HTML table; ``.to_dict()`` gives the numbers.
+
+    When the graph recorded where its nodes were built (``bv.Graph(record_source=True)``,
+    ``with bv.recording_sources():``, or ``batchviz explain script.py``), the report names,
+    for every strategy, the lines of the user's code whose nodes took more batches than their
+    signature's dependency chain needs, and what they waited on (``explanation.split``);
+    without them it says how to record them."""
     t0 = time.perf_counter()
     graph, _ = graph_of(loss)
     chosen = [resolve_strategy(s) for s in _as_list(strategies)]
@@ -50,7 +57,7 @@ def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
     model = cost_model()
     itemsize = int(state.dtype.itemsize)
 
-    results, per_sig, strips = {}, {}, {}
+    results, per_sig, strips, flats = {}, {}, {}, {}
     top_sig = int(a.sig.max()) + 1 if a.n else 1
     for strategy in chosen:
         flat = _flat_snapshot(strategy, view)
@@ -64,6 +71,7 @@ def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
         first_sigs = a.sig[flat.order[flat.starts()]]  # each batch's signature
         per_sig[strategy.name] = np.bincount(first_sigs, minlength=top_sig)
         strips[strategy.name] = (flat.sizes, first_sigs)
+        flats[strategy.name] = flat
 
     names = list(results)
     reference = "agenda" if "agenda" in results else min(results.values(), key=lambda r: r.kernels).name
@@ -124,6 +132,9 @@ def explain(loss, strategies=DEFAULT_STRATEGIES) -> Explanation:
         unbatchable=unbatchable, verdict=verdict(results, winners),
         launch_seconds=model.launch_seconds, flops_per_second=model.flops_per_second,
         flops=flops, seconds=time.perf_counter() - t0,
+        sources_recorded=graph.sources is not None,
+        split={n: split_notes(graph, a, flats[n], bounds, per_sig[n], short)
+               for n in names if n != "none"},  # no batching splits everything
         _arrays=a, _graph=graph, _strips=strips)
 
 

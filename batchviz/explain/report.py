@@ -54,6 +54,23 @@ class SmallBatchNote:
 
 
 @dataclass
+class SplitNote:
+    """The nodes one line of the user's code built for one signature, and what split them
+    into more batches than they would need: "tagger.py:41, `bv.tanh`: 2,560 nodes in 80
+    batches; they wait on `lstm_step` at depths 3–121"."""
+
+    source: str               # ``tagger.py:41`` (the recorded ``path:line`` is ``path``)
+    path: str
+    call: str                 # what the line called: ``bv.tanh``, or the op's name
+    signature: str            # the signature's short name
+    nodes: int
+    batches: int              # the batches those nodes ran in (the reference strategy's)
+    chain_bound: int          # the signature's longest dependency chain
+    waits_on: str             # the signature their latest argument has ("" for none)
+    wait_depths: tuple        # the depths of those arguments (lowest, highest)
+
+
+@dataclass
 class Explanation:
     nodes: int                # scheduled nodes (parameters are done from the start)
     parameters: int
@@ -73,6 +90,9 @@ class Explanation:
     flops_per_second: float
     flops: float
     seconds: float            # how long explain took
+    sources_recorded: bool = False  # the graph recorded its nodes' lines (record_source)
+    #: strategy -> SplitNote: the lines whose nodes it split, worst first ("none" splits all)
+    split: dict = field(default_factory=dict)
     _arrays: object = field(default=None, repr=False, compare=False)
     _graph: object = field(default=None, repr=False, compare=False)
     _strips: dict = field(default_factory=dict, repr=False, compare=False)
@@ -87,6 +107,9 @@ class Explanation:
             "largest_batches": [asdict(b) for b in self.largest],
             "small_batches": [asdict(s) for s in self.small],
             "unbatchable": self.unbatchable, "verdict": self.verdict,
+            "sources_recorded": self.sources_recorded,
+            "split_by_line": {name: [asdict(n) for n in notes]
+                              for name, notes in self.split.items()},
             "cost_model": {"launch_seconds": self.launch_seconds,
                            "flops_per_second": self.flops_per_second, "flops": self.flops},
             "explain_seconds": self.seconds,

@@ -12,6 +12,12 @@ import shutil
 import sys
 
 from ..words import counted, step_label
+from .sources import split_lines
+
+#: said where the lines of the user's code would explain something, but were not recorded
+NO_LINES = ("the lines of your code that split these batches were not recorded: build the "
+            "graph as bv.Graph(record_source=True) or inside `with bv.recording_sources():`, "
+            "or run your script with `batchviz explain script.py`")
 
 
 def seconds_text(s: float) -> str:
@@ -81,6 +87,10 @@ def note_lines(e) -> list:
             lines.append(f"  - {s.name}: {s.nodes} nodes in {s.batches} batches; {s.reason}")
         if e.more_small:
             lines.append(f"  ... and {e.more_small} more")
+    lines += split_lines(e)
+    if not e.sources_recorded and any(r.above_lower_bound > 0 for n, r in e.strategies.items()
+                                      if n != "none"):
+        lines.append(NO_LINES)
     if e.unbatchable:
         verb = "belongs" if e.unbatchable == 1 else "belong"
         lines.append(f"{counted(e.unbatchable, 'node')} {verb} to unbatchable ops (one batch each)")

@@ -10,6 +10,7 @@ from html import escape
 from itertools import accumulate
 
 from ..signature import shape_text
+from ..sourcelines import where_text
 from ..words import counted, step_label
 
 #: argument nodes listed by name in the batch details before "and N more"
@@ -68,6 +69,19 @@ class Panels:
             return "done"
         s = self.trace.steps[step]
         return f"{len(s.batch)} \u00d7 {self.trace.display_name(s.signature)}"
+
+    def sources(self, step: int) -> list:
+        """The user's lines (``file:line``) that built this step's batch, most nodes first;
+        empty when the graph did not record them (``record_source``)."""
+        step = self.check(step)
+        if step == self.n_steps:
+            return []
+        count: dict = {}
+        for i in self.trace.steps[step].batch:
+            source = self.trace.nodes[i].source
+            if source:
+                count[source] = count.get(source, 0) + 1
+        return sorted(count, key=lambda where: (-count[where], where))
 
     def agenda_rows(self, step: int) -> list:
         """One dict per signature on the agenda before ``step`` runs, in the strategy's order:
@@ -153,11 +167,8 @@ class Panels:
             f"<p>signature <code>{escape(s.signature_name)}</code></p>",
             f"<p>nodes {_nodes_text(s.batch)} \u00b7 depth {_range_text(min(depths), max(depths))}"
             f" \u00b7 output {len(s.batch)} \u00d7 {escape(', '.join(out_shapes))}</p>",
+            self._sources_html(step),
         ]
-        sources = sorted({t.nodes[i].source for i in s.batch if t.nodes[i].source})
-        if sources:
-            lines.append(f"<p>built at {escape(', '.join(sources[:3]))}"
-                         + (f" and {len(sources) - 3} more places" if len(sources) > 3 else "") + "</p>")
         rows = []
         for a in s.arguments:
             covered = range(a.position, a.position + a.positions)  # one read may cover them all
@@ -179,3 +190,14 @@ class Panels:
                      + f" \u00b7 why this signature: {escape(s.reason)}</p>")
         return '<div class="bv-details">' + "".join(lines) + "</div>"
 
+    def _sources_html(self, step: int) -> str:
+        """Where the user's code built this batch, or how to have it recorded."""
+        sources = self.sources(step)
+        if not sources:
+            return ('<p class="bv-source bv-no-source">built at: lines not recorded (build the '
+                    "graph as <code>bv.Graph(record_source=True)</code> or inside "
+                    "<code>with bv.recording_sources():</code> to see them)</p>")
+        more = f" and {counted(len(sources) - 3, 'more line')}" if len(sources) > 3 else ""
+        shown = ", ".join(f'<code title="{escape(where)}">{escape(where_text(where))}</code>'
+                          for where in sources[:3])
+        return f'<p class="bv-source">built at {shown}{more}</p>'

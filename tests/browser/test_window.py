@@ -4,7 +4,7 @@ Every stepper and compare of a notebook (Figure 1 and Tree-LSTMs, one tree and f
 show its whole agenda table and its whole picture without horizontal scrolling, with no
 text in the picture smaller than 11 px; signatures go by short names with the full one on
 hover; depth batching's table shows depth, not the agenda's priorities; one moment carries
-one step number everywhere.
+one step number everywhere; and the details name the notebook line that built the batch.
 The saved page is held to the same. Screenshots: ``window-*.png``.
 """
 from __future__ import annotations
@@ -161,6 +161,8 @@ def test_every_widget_fits_a_laptop_with_the_sidebar_open(laptop, jupyterlab_ser
     chosen = depth.locator("table.bv-agenda tr.bv-chosen td.bv-sig")
     expect(chosen).to_have_text(f"matmul{SEPARATOR}U")
     expect(chosen).to_have_attribute("title", t.steps[12].signature_name)
+    # --- the notebook line that built the batch ---------------------------------------------
+    expect(depth.locator(".bv-batch-details .bv-source")).to_contain_text("built at In[1], line 3")
 
     # --- stepping keeps everything inside ---------------------------------------------------
     depth.locator("button.bv-step-forward").click()

@@ -15,8 +15,9 @@ import json
 from html import escape
 from pathlib import Path
 
+from .compare import SUMMARY_HEAD
 from .player_js import PLAYER_JS
-from .stepper import SIDE_MIN_WIDTH, SIDE_WIDTH
+from .stepper import SIDE_MIN_WIDTH, SIDE_WIDTH, SPEEDS
 from .style import CSS
 from .svgtext import split_pieces
 
@@ -100,9 +101,6 @@ def page_html(frames_list: list, *, title: str, interval: int = 500, linked: boo
               speeds=None) -> str:
     """The page for one pane per :class:`~batchviz.widgets.frames.StepFrames`.
     ``linked``: None for a single pane; True/False: the link toggle's first state."""
-    from .compare import SUMMARY_HEAD
-    from .stepper import SPEEDS
-
     pool = StringPool()
     panes = [pane_data(f, pool) for f in frames_list]
     data = {"pool": pool.strings, "panes": panes, "interval": int(interval),

@@ -6,11 +6,13 @@ runs each batch as one kernel, forward and backward (Neubig, Goldberg & Dyer, 20
 """
 from .backend import get_backend, get_dtype, set_backend, set_dtype
 from .errors import (BackendError, BatchvizError, GraphFinishedError, GraphMismatchError,
-                     ModelFileError, ScheduleError, ShapeError)
+                     ModelFileError, NumericsError, NumericsWarning, ScheduleError, ShapeError)
 from .execute import last_run_stats
 from .expression import Expression
 from .model import LookupParameters, Model, Parameters
 from .graph import graph_scope
+from .numerics import check_numerics
+from .sourcelines import recording_sources
 from .runtime import Graph, current_graph, new_graph
 from .ops.api import *  # noqa: F401,F403
 from .ops.api import __all__ as _op_names
@@ -28,6 +30,7 @@ __all__ = [
     "validate_schedule", "set_backend", "get_backend", "set_dtype", "get_dtype",
     "last_run_stats", "BatchvizError", "ShapeError", "GraphFinishedError",
     "GraphMismatchError", "BackendError", "ScheduleError", "ModelFileError",
+    "NumericsError", "NumericsWarning", "check_numerics", "recording_sources",
 ] + list(_op_names)
 
 # --- the window: traces, explanations, pictures (issue 4) ---------------------------------

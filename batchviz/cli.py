@@ -1,10 +1,12 @@
 """``batchviz`` on the command line.
 
 ``batchviz explain script.py [args...]`` runs a Python script and explains the last loss it
-computed (with ``--json``, the script's own output goes to stderr and stdout is the JSON
-alone); ``batchviz demo`` explains the paper's Figure 1; ``--optimum`` adds the fewest
-batches possible, solved exactly. Exit status: 0 on success, 1 when the script fails or
-computes no loss, 2 for a usage error or a missing script.
+computed, naming the script's lines whose nodes were split into more batches than they
+need (its graphs record their nodes' lines, :func:`batchviz.recording_sources`). With
+``--json``, the script's own output goes to stderr and stdout is the JSON alone.
+``batchviz demo`` explains the paper's Figure 1; ``--optimum`` adds the fewest batches
+possible, solved exactly. Exit status: 0 on success, 1 when the script fails or computes
+no loss, 2 for a usage error or a missing script.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from .explain import explain
 from .expression import Expression
 from .graph import current_graph, graph_scope
 from .runtime import Graph
+from .sourcelines import recording_sources
 
 
 class LossRecorder:
@@ -84,8 +87,9 @@ def _run_script(path: str, args: list):
     status = 0
     try:
         # the script runs in an open graph, as a DyNet program runs in the graph DyNet
-        # opens at import; a script that opens its own graphs uses those
-        with LossRecorder() as recorder, graph_scope(Graph()):
+        # opens at import; a script that opens its own graphs uses those. Every graph
+        # records its nodes' lines, so that the report can name the script's lines
+        with LossRecorder() as recorder, recording_sources(), graph_scope(Graph()):
             try:
                 runpy.run_path(path, run_name="__main__")
             except SystemExit as exit_:

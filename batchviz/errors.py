@@ -37,7 +37,24 @@ class NoGraphError(BatchvizError, RuntimeError):
 
 
 class NumericsError(BatchvizError, FloatingPointError):
-    """A batch produced NaN or infinity while numerics were checked (``bv.check_numerics``)."""
+    """A batch produced NaN or infinity while numerics were checked (``bv.check_numerics``).
+
+    Besides its message it carries what it names: ``node`` (the node id), ``op``,
+    ``signature`` (the signature's short name), ``batch`` (the batch's number over every run
+    of the graph), ``source`` (the user's ``file:line`` that built the node, when recorded)
+    and ``pass_`` (``"forward"`` or ``"backward"``)."""
+
+    def __init__(self, message: str, *, node=None, op=None, signature=None, batch=None,
+                 source=None, pass_=None):
+        super().__init__(message)
+        self.node, self.op, self.signature = node, op, signature
+        self.batch, self.source, self.pass_ = batch, source, pass_
+
+
+class NumericsWarning(RuntimeWarning):
+    """A run made NaN or infinity and numerics were not checked: NumPy noticed it in a
+    kernel. The warning points at the user's ``value()`` or ``backward()`` call and says how
+    to find the node (``bv.check_numerics``)."""
 
 
 class ModelFileError(BatchvizError, ValueError):

@@ -37,7 +37,7 @@ def figure1_model(hidden: int = 4, input_dim: int = 3, output_dim: int = 2, seed
 
 
 def figure1(strategy="agenda", lengths=FIGURE1_LENGTHS, hidden: int = 4, input_dim: int = 3,
-            output_dim: int = 2, seed: int = 0, record_source: bool = False):
+            output_dim: int = 2, seed: int = 0, record_source: bool | None = None):
     """Build (do not run) the Figure 1 graph. Returns ``(graph, loss, model)``.
 
     The graph is left open (not finished) so that the caller can run, trace or explain it;

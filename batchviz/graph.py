@@ -17,13 +17,13 @@ hidden global graph.
 """
 from __future__ import annotations
 
-import sys
 from contextlib import contextmanager
 
 from .errors import GraphFinishedError, NoGraphError
 from .ops.base import FIXED_SIGNATURES, Op
 from .ops.parameter import PARAMETER
 from .signature import SignatureTable
+from .sourcelines import recording, user_frame
 
 _open: "LazyGraph | None" = None
 _graph_counter = 0
@@ -51,13 +51,16 @@ class LazyGraph:
     """A dynamic computation graph's nodes, as parallel lists indexed by node id.
 
     ``record_source=True`` remembers the user's source line of every node (for traces and
-    explanations; it costs time at construction, so it is off by default)."""
+    explanations; it costs time at construction, so it is off by default; None: on inside
+    ``with bv.recording_sources():``, see :func:`~batchviz.recording_sources`)."""
 
     #: the class of the handles :meth:`push` returns (``bv.Graph``: ``bv.Expression``)
     expression_type = ExpressionBase
 
-    def __init__(self, record_source: bool = False):
+    def __init__(self, record_source: bool | None = None):
         global _graph_counter
+        if record_source is None:
+            record_source = recording()
         _graph_counter += 1
         self.number = _graph_counter
         # --- the nodes, struct of arrays (index = node id) ---
@@ -204,19 +207,8 @@ class LazyGraph:
 def user_source_line(skip: int = 2) -> str:
     """``file:line`` of the first stack frame outside the batchviz package (``skip``: the
     frames of the caller's own callers to skip first)."""
-    frame = sys._getframe(skip)
-    while frame is not None and _inside_batchviz(frame.f_code.co_filename):
-        frame = frame.f_back
-    if frame is None:
-        return "?"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
-
-
-_PACKAGE = "/" + __name__.rsplit(".", 1)[0] + "/"
-
-
-def _inside_batchviz(filename: str) -> bool:
-    return _PACKAGE in filename.replace("\\", "/")
+    where = user_frame(skip + 1)
+    return "?" if where is None else f"{where[0]}:{where[1]}"
 
 
 def current_graph() -> LazyGraph:

@@ -26,6 +26,7 @@ from .errors import BatchvizError
 from .execute.stats import PassStats, RunStats, set_last
 from .expression import Expression
 from .graph import LazyGraph, current_graph, open_graph
+from .numerics import reporting
 from .plan import Layout, plan
 from .schedule import PendingView, resolve_strategy, schedule
 from .signature import size_of
@@ -37,8 +38,12 @@ class Graph(LazyGraph):
     Use it as a context manager (``with bv.Graph(strategy="agenda"): ...``) or through
     :func:`new_graph`. ``strategy`` is ``"none"``, ``"depth"``, ``"agenda"``, another
     registered name, or any :class:`~batchviz.Strategy` object.
-    ``record_source=True`` remembers the user's source line of every node (for traces; it
-    costs time at construction, so it is off by default).
+    ``record_source=True`` remembers the user's source line of every node (for traces,
+    explanations and errors; it costs time at construction, so it is off by default, except
+    inside ``with bv.recording_sources():``). ``check_numerics=True`` stops at the first
+    batch, forward or backward, that makes NaN or infinity, with a
+    :class:`~batchviz.NumericsError` naming its op, node and line
+    (:func:`batchviz.check_numerics`; it records sources unless ``record_source=False``).
 
     What its runs leave: ``plans`` (one :class:`~batchviz.plan.Plan` per forward run),
     ``layout`` (where every computed node lives), ``last_stats`` (the latest run's counts).
@@ -46,9 +51,13 @@ class Graph(LazyGraph):
 
     expression_type = Expression
 
-    def __init__(self, strategy="agenda", record_source: bool = False):
+    def __init__(self, strategy="agenda", record_source: bool | None = None,
+                 check_numerics: bool = False):
         self.strategy = resolve_strategy(strategy)
+        if record_source is None and check_numerics:
+            record_source = True  # its errors name the user's line
         super().__init__(record_source)
+        self.check_numerics = bool(check_numerics)
         self.n_evaluated = 0      # nodes before this one have run
         self.layout = Layout()
         self.arenas = Arenas()
@@ -71,7 +80,8 @@ class Graph(LazyGraph):
         t1 = time.perf_counter()
         run = plan(self, batches, self.layout, self.n_evaluated, self.keep_gradients)
         t2 = time.perf_counter()
-        self.batch_runs += execute_forward(self, run, self.arenas, state.xp)
+        with reporting(self, "forward"):
+            self.batch_runs += execute_forward(self, run, self.arenas, state.xp)
         self.plans.append(run)
         self.n_evaluated = len(self.ops)
         copies, avoided, elements = run.copy_counts()
@@ -88,8 +98,9 @@ class Graph(LazyGraph):
         """Accumulate d(node)/d(parameter) into every parameter's ``grad``."""
         self.forward()
         h2d, d2h, t0 = state.host_to_device, state.device_to_host, time.perf_counter()
-        batches, scatters, self._gradients = execute_backward(self, node, state.xp,
-                                                              self.keep_gradients)
+        with reporting(self, "backward"):
+            batches, scatters, self._gradients = execute_backward(self, node, state.xp,
+                                                                  self.keep_gradients)
         stats = PassStats(nodes=len(self.ops), batches=batches, copies=scatters,
                           seconds=time.perf_counter() - t0,
                           host_to_device=state.host_to_device - h2d,
@@ -147,12 +158,14 @@ class Graph(LazyGraph):
                 f"nodes={len(self.ops)} {state_}>")
 
 
-def new_graph(strategy="agenda", record_source: bool = False) -> Graph:
-    """Finish the open graph and open a new one (DyNet's ``renew_cg``)."""
+def new_graph(strategy="agenda", record_source: bool | None = None,
+              check_numerics: bool = False) -> Graph:
+    """Finish the open graph and open a new one (DyNet's ``renew_cg``); the arguments are
+    :class:`Graph`'s."""
     previous = open_graph(None)
     if previous is not None and not previous.finished:
         previous.finish("when bv.new_graph() started a new one")
-    graph = Graph(strategy, record_source=record_source)
+    graph = Graph(strategy, record_source=record_source, check_numerics=check_numerics)
     open_graph(graph)
     return graph
 

@@ -53,8 +53,12 @@ def test_script_arguments_and_json(tmp_path, capsys):
     captured = capsys.readouterr()
     d = json.loads(captured.out)  # the script's print went to stderr
     assert captured.err.startswith("loss ")
-    g, loss, _ = figure1("agenda", lengths=(3, 3))
+    with bv.recording_sources():  # as the command records the script's graphs
+        g, loss, _ = figure1("agenda", lengths=(3, 3))
+    assert d["sources_recorded"] is True
     assert d == {**bv.explain(loss).to_dict(), "explain_seconds": d["explain_seconds"]}
+    # two sequences of one length: nothing to split, so no line is named
+    assert d["split_by_line"] == {"depth": [], "agenda": []}
 
 
 def test_json_on_stdout_is_json_alone_when_the_script_prints(tmp_path):

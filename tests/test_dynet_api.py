@@ -171,7 +171,8 @@ def test_immediate_compute_and_check_validity():
     x = dy.inputVector([1.0, -1.0])
     y = dy.tanh(x)
     assert dy.cg().graph.n_evaluated == len(dy.cg().graph)   # computed as it was made
-    with np.errstate(invalid="ignore"), pytest.raises(RuntimeError, match="NaN or infinite"):
+    with pytest.raises(RuntimeError, match="NaN or infinite"), \
+            pytest.warns(bv.NumericsWarning, match="made NaN or infinity"):
         dy.log(x)                                            # fails at its own line
     dy.renew_cg()
     dy.tanh(dy.inputVector([1.0]))

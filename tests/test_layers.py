@@ -15,16 +15,16 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "batchviz"
 
 LAYERS = [
-    ("foundations", ["errors", "words", "backend"]),
-    ("signatures and the op protocol", ["signature", "ops", "ops.base", "ops.gradients",
-                                        "ops.parameter"]),
+    ("foundations", ["errors", "words", "backend", "sourcelines"]),
+    ("signatures and the op protocol", ["signature", "signature_names", "ops", "ops.base",
+                                        "ops.gradients", "ops.parameter"]),
     ("the graph", ["graph"]),
     ("parameters", ["parameters"]),
     ("ops and their constructors", ["ops.*"]),
     ("expressions and models", ["expression", "model"]),
     ("schedules", ["schedule", "schedule.*"]),
     ("plans", ["plan", "plan.*"]),
-    ("the executor", ["execute", "execute.*"]),
+    ("the executor", ["execute", "execute.*", "numerics"]),
     ("the runtime", ["runtime"]),
     ("networks and data", ["nn", "nn.*", "data", "data.*"]),
     ("traces", ["trace", "trace.*"]),

@@ -103,8 +103,13 @@ def test_agenda_reasons():
     # step 0: zeros, input-3x1 and input-2x1 all have average depth 0 and are all cheap
     assert reasons[0] == "tie on average depth and cost broken by the lower signature id"
     assert reasons[2] == "lowest average depth"
-    assert reasons[3] == "lowest average depth (the only signature on the agenda)"
-    assert all(r.startswith(("lowest average depth", "tie on average depth")) for r in reasons)
+    assert reasons[3] == "the only signature on the agenda"  # nothing to compare with
+    assert all(r.startswith(("lowest average depth", "tie on average depth",
+                             "the only signature")) for r in reasons)
+    t = bv.trace(loss, "depth")  # depth batching goes by depth alone: no agenda priorities
+    assert t.key_names == ("depth",)
+    assert all(len(g.key) == 1 and isinstance(g.key[0], int) for s in t.steps for g in s.agenda)
+    assert not any("average depth" in g.note for s in t.steps for g in s.agenda)
 
 
 def test_tie_broken_cheap_before_heavy():

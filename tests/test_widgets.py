@@ -94,10 +94,10 @@ def test_every_step_shows_the_traces_batch_agenda_and_arguments(fig1, strategy):
         assert f"<b>batch {k}</b>: {len(step.batch)} \u00d7" in s.details_view.value
         kinds = re.findall(r'<td class="bv-kind">(\w+)</td>', s.details_view.value)
         assert kinds == [a.kind for a in step.arguments]
-        assert f"step {k} of 0\u2013{len(t) - 1}" in s.header_view.value
-        assert f"batches so far: <b>{k + 1}</b> of {len(t)}" in s.counts_view.value
-        launches = sum(x.kernels for x in t.steps[:k + 1])
-        assert f"kernel launches so far: <b>{launches}</b> of {t.kernels}" in s.counts_view.value
+        assert f"step {k}/{len(t)}" in s.header_view.value  # k batches have run before it
+        assert f"batches run: <b>{k}</b> of {len(t)}" in s.counts_view.value
+        launches = sum(x.kernels for x in t.steps[:k])
+        assert f"kernel launches: <b>{launches}</b> of {t.kernels}" in s.counts_view.value
     assert len(pictures) == len(visited)  # the picture changes with every step
 
     s.step = len(t)  # after the last batch: everything done, nothing highlighted
@@ -190,13 +190,14 @@ def test_a_trace_or_a_graph_can_be_stepped(fig1):
 def test_why_the_other_signatures_wait(fig1):
     _, loss = fig1
     agenda = bv.Stepper(loss, "agenda", step=11)
-    by_name = {r["name"]: r for r in agenda.agenda_rows()}
-    assert by_name["concatenate-4x1+3x1"]["chosen"] and by_name["concatenate-4x1+3x1"]["in_batch"] == 2
-    assert by_name["matmul-U#13-4x1"]["why"] == "waits: higher average depth (13.00 > 5.44)"
+    by_name = {r["name"]: r for r in agenda.agenda_rows()}  # the signatures' short names
+    assert {r["full_name"] for r in agenda.agenda_rows()} == {"concatenate-4x1+3x1", "matmul-U#13-4x1"}
+    assert by_name["concatenate"]["chosen"] and by_name["concatenate"]["in_batch"] == 2
+    assert by_name["matmul\u00b7U"]["why"] == "waits: higher average depth (13.00 > 5.44)"
     depth = bv.Stepper(loss, "depth", step=12)
     by_name = {r["name"]: r for r in depth.agenda_rows()}
-    assert by_name["matmul-U#13-4x1"]["why"] == "depth 9" and by_name["matmul-U#13-4x1"]["chosen"]
-    assert by_name["matmul-W#3-7x1"]["why"] == "waits: its nodes here are deeper (depth 10 > 9)"
+    assert by_name["matmul\u00b7U"]["why"] == "depth 9" and by_name["matmul\u00b7U"]["chosen"]
+    assert by_name["matmul\u00b7W"]["why"] == "waits: its nodes here are deeper (depth 10 > 9)"
     none = bv.Stepper(loss, "none", step=0)
     waits = [r["why"] for r in none.agenda_rows() if not r["chosen"]]
     assert waits and all(w.startswith("waits: creation order (its first node #") for w in waits)
@@ -384,7 +385,7 @@ def test_compare_linked_then_unlinked(fig1):
     assert batch_keys(agenda.graph_view.value) == {"n32", "n52"}   # the RNN goes on
     assert "bv-agenda" in boxes(agenda.graph_view.value)["n14"]    # ...while n14 waits on the agenda
     summary = c.summary_view.value
-    assert "1 \u00d7 matmul-U#13-4x1" in summary and "2 \u00d7 matmul-W#3-7x1" in summary
+    assert "1 \u00d7 matmul\u00b7U" in summary and "2 \u00d7 matmul\u00b7W" in summary
 
     agenda.forward_button.click()
     assert depth.step == 13
@@ -405,9 +406,13 @@ def test_compare_counts_batches_and_launches(fig1):
     _, loss = fig1
     c = bv.compare(loss, "depth", "agenda", link=False)
     depth, agenda = c.panes
-    depth.step, agenda.step = 28, 22
+    depth.step, agenda.step = 28, 22  # each pane at its last batch: all the others have run
     cells = re.findall(r'<td class="bv-num">(\d+)</td>', c.summary_view.value)
     t_depth, t_agenda = depth.trace, agenda.trace
+    assert [int(x) for x in cells] == [28, t_depth.kernels - t_depth.steps[-1].kernels,
+                                       22, t_agenda.kernels - t_agenda.steps[-1].kernels]
+    depth.step, agenda.step = 29, 23  # the end of each
+    cells = re.findall(r'<td class="bv-num">(\d+)</td>', c.summary_view.value)
     assert [int(x) for x in cells] == [29, t_depth.kernels, 23, t_agenda.kernels]
     assert (t_depth.kernels, t_agenda.kernels) == (39, 31)  # bv.explain's "kernel launches"
 
@@ -466,4 +471,4 @@ def test_split_pieces_is_lossless():
     assert clean_svg('<?xml version="1.0"?>\n<!DOCTYPE svg PUBLIC "x" "http://a">\n<!-- c -->\n'
                      '<svg width="1pt" xmlns="http://www.w3.org/2000/svg" '
                      'xmlns:xlink="http://www.w3.org/1999/xlink"><g/></svg>') == \
-        '<svg class="bv-svg" width="1pt"><g/></svg>\n'
+        '<svg class="bv-svg" style="min-width:2px" width="1pt"><g/></svg>\n'  # 11 px text: 1.33 px

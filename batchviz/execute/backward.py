@@ -9,6 +9,7 @@ loss reaches it, which its users' reads record as they add into it.
 """
 from __future__ import annotations
 
+from .. import numerics
 from ..backend import scatter_add
 from ..ops.gradients import BlockGradient, SparseRows, WeightGradient
 from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View, is_copy
@@ -30,12 +31,15 @@ def execute_backward(graph, loss: int, xp, keep: bool = False) -> tuple:
     reached[layout.batch_of[loss]] = 1
     weight_terms: dict[int, list] = {}  # a shared W's node -> its gradient terms
     defer = getattr(graph.strategy, "batches_weight_gradients", True)
+    check = numerics.checking(graph)  # asked once per pass: nothing is paid per batch when off
     ran = scatters = 0
     for batch in reversed(layout.batches):
         if not reached[batch.index] or not batch.requires_grad:
             continue
         ran += 1
         arg_grads = backward_kernel(batch, runs[batch.index], grads, xp)
+        if check:
+            numerics.check_backward(graph, batch, arg_grads, xp)
         for read, need, origin, grad, index in zip(batch.reads, batch.needs, batch.origins,
                                                    arg_grads, runs[batch.index].indices):
             if not need or grad is None:
@@ -50,6 +54,8 @@ def execute_backward(graph, loss: int, xp, keep: bool = False) -> tuple:
             scatters += is_copy(read)
     for node, terms in weight_terms.items():
         _add_weight_gradient(xp, graph.param_of_node[node].grad_array(), terms)
+    if check:
+        numerics.check_parameters(graph, weight_terms, xp)
     kept = buffer.copy() if keep else None
     POOL.give(buffer)
     return ran, scatters, kept

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .. import numerics
 from ..backend import to_device_index
 from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View
 from ..signature import size_of
@@ -29,11 +30,13 @@ def execute_forward(graph, plan, arenas, xp) -> list:
     """Run every batch of ``plan`` (a :class:`~batchviz.plan.Plan`) on the arrays of
     ``arenas``, in a new arena; returns one :class:`BatchRun` per batch."""
     arena = arenas.new(plan.arena_size)
-    return [run_batch(graph, arenas, arena, batch, xp) for batch in plan.batches]
+    check = numerics.checking(graph)  # asked once per run: nothing is paid per batch when off
+    return [run_batch(graph, arenas, arena, batch, xp, check) for batch in plan.batches]
 
 
-def run_batch(graph, arenas, arena, batch, xp) -> BatchRun:
-    """Read the batch's arguments, run its kernel once, write its outputs."""
+def run_batch(graph, arenas, arena, batch, xp, check: bool = False) -> BatchRun:
+    """Read the batch's arguments, run its kernel once, write its outputs (``check``: stop
+    if they are not finite, :func:`~batchviz.check_numerics`)."""
     ins, indices = [], []
     for read, shape in zip(batch.reads, batch.in_shapes):
         block, index = read_block(graph, arenas, read, xp)
@@ -51,6 +54,8 @@ def run_batch(graph, arenas, arena, batch, xp) -> BatchRun:
         else:
             result = op.forward(xp, ins, attrs, n)
         out.reshape(result.shape)[...] = result  # one copy, whatever the result's memory order
+    if check:
+        numerics.check_forward(graph, batch, arena, xp)
     return BatchRun(ins, out, indices)
 
 

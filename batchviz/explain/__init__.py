@@ -7,8 +7,9 @@ from .analysis import DEFAULT_STRATEGIES, explain
 from .costmodel import CostModel, cost_model
 from .optimum import GraphTooLarge, SolverMissing, optimal_schedule
 from .optimum_report import Optimum
-from .report import BatchNote, Explanation, SignatureRow, SmallBatchNote, StrategyResult
+from .report import (BatchNote, Explanation, SignatureRow, SmallBatchNote, SplitNote,
+                     StrategyResult)
 
 __all__ = ["explain", "Explanation", "StrategyResult", "SignatureRow", "BatchNote",
-           "SmallBatchNote", "CostModel", "cost_model", "DEFAULT_STRATEGIES",
+           "SmallBatchNote", "SplitNote", "CostModel", "cost_model", "DEFAULT_STRATEGIES",
            "optimal_schedule", "Optimum", "SolverMissing", "GraphTooLarge"]

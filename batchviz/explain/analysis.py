@@ -16,6 +16,7 @@ from ..schedule import (FlatSchedule, PendingView, Strategy, flat_schedule, reso
                         schedule)
 from ..plan.arrays import graph_arrays
 from ..plan.vectorized import count_copies
+from ..signature_names import display_names
 from ..trace.record import graph_of
 from .bound import chain_bounds
 from .costmodel import cost_model
@@ -23,6 +24,7 @@ from .diagnose import small_batch_reason, verdict
 from .flops import total_flops
 from .optimum import explain_optimum
 from .report import BatchNote, Explanation, SignatureRow, SmallBatchNote, StrategyResult
+from .sources import split_notes
 
 DEFAULT_STRATEGIES = ("none", "depth", "agenda")
 TOP_SIGNATURES, TOP_BATCHES, TOP_SMALL = 10, 3, 5
@@ -41,7 +43,13 @@ def explain(loss, strategies=DEFAULT_STRATEGIES, optimum=None) -> Explanation:
 
     Works before or after ``loss.value()`` and changes nothing: results, gradients and the
     graph's state are untouched. ``print()`` the result for the terminal report; in Jupyter
-    it shows as an HTML table; ``.to_dict()`` gives the numbers."""
+    it shows as an HTML table; ``.to_dict()`` gives the numbers.
+
+    When the graph recorded where its nodes were built (``bv.Graph(record_source=True)``,
+    ``with bv.recording_sources():``, or ``batchviz explain script.py``), the report names,
+    for every strategy, the lines of the user's code whose nodes took more batches than their
+    signature's dependency chain needs, and what they waited on (``explanation.split``);
+    without them it says how to record them."""
     t0 = time.perf_counter()
     graph, _ = graph_of(loss)
     chosen = [resolve_strategy(s) for s in _as_list(strategies)]
@@ -87,13 +95,15 @@ def explain(loss, strategies=DEFAULT_STRATEGIES, optimum=None) -> Explanation:
     np.maximum.at(hi, node_sig, node_depth)
     depth_sum = np.bincount(node_sig, weights=node_depth, minlength=top_sig)
     count_of = dict(zip(sigs.tolist(), node_counts.tolist()))
+    short = display_names(graph, set(graph.sigs))  # the names every view of the graph uses
 
     def row(s: int) -> SignatureRow:
         return SignatureRow(id=s, name=graph.signature_name(s), op=graph.sigtab[s].op.name,
                             nodes=count_of[s], min_depth=int(lo[s]), max_depth=int(hi[s]),
                             average_depth=float(depth_sum[s] / count_of[s]),
                             chain_bound=bounds[s],
-                            batches={n: int(per_sig[n][s]) for n in names})
+                            batches={n: int(per_sig[n][s]) for n in names},
+                            display_name=short[s])
 
     by_size = sigs[np.argsort(-node_counts, kind="stable")].tolist()
     rows = [row(s) for s in by_size[:TOP_SIGNATURES]]
@@ -112,11 +122,12 @@ def explain(loss, strategies=DEFAULT_STRATEGIES, optimum=None) -> Explanation:
     notes = []
     for s in flagged[:TOP_SMALL]:
         notes.append(SmallBatchNote(
-            name=graph.signature_name(s), nodes=count_of[s], batches=int(per_sig[reference][s]),
-            reason=small_batch_reason(graph, s, int(per_sig[reference][s]), bounds[s], count_of)))
+            name=short[s], nodes=count_of[s], batches=int(per_sig[reference][s]),
+            reason=small_batch_reason(graph, s, int(per_sig[reference][s]), bounds[s], count_of,
+                                      short)))
 
     lens, batch_sigs = strips[reference]
-    largest = [BatchNote(name=graph.signature_name(int(batch_sigs[k])), size=int(lens[k]), step=int(k))
+    largest = [BatchNote(name=short[int(batch_sigs[k])], size=int(lens[k]), step=int(k))
                for k in np.argsort(-lens, kind="stable")[:TOP_BATCHES].tolist()]
 
     unbatchable = sum(count_of[s] for s in count_of
@@ -130,6 +141,9 @@ def explain(loss, strategies=DEFAULT_STRATEGIES, optimum=None) -> Explanation:
         unbatchable=unbatchable, verdict=verdict(results, winners),
         launch_seconds=model.launch_seconds, flops_per_second=model.flops_per_second,
         flops=flops, seconds=time.perf_counter() - t0, optimum=optimal, optimum_note=optimal_note,
+        sources_recorded=graph.sources is not None,
+        split={n: split_notes(graph, a, schedules[n], bounds, per_sig[n], short)
+               for n in names if n != "none"},  # no batching splits everything
         _arrays=a, _graph=graph, _strips=strips)
 
 

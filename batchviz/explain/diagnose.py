@@ -70,7 +70,10 @@ def nearest_neighbour(graph, sig: int, node_counts: dict):
     return None if best is None else (best[1], best[2])
 
 
-def small_batch_reason(graph, sig: int, batches: int, bound: int, node_counts: dict) -> str:
+def small_batch_reason(graph, sig: int, batches: int, bound: int, node_counts: dict,
+                       names: dict | None = None) -> str:
+    """Why ``sig``'s nodes took ``batches`` batches, in words (``names``: the signatures'
+    short names, :mod:`batchviz.signature_names`; default: their full descriptions)."""
     key = graph.sigtab[sig].key
     if len(key) > 1 and key[1] == "unbatchable":
         return f"{key[0]} is unbatchable: each of its nodes has a signature of its own (App. A)"
@@ -84,7 +87,7 @@ def small_batch_reason(graph, sig: int, batches: int, bound: int, node_counts: d
         other, diffs = found
         what = "; ".join(f"{w} {a} vs {b}" for w, a, b in diffs[:2])
         parts.append(f"cannot join the {counted(node_counts[other], 'node')} of "
-                     f"{graph.signature_name(other)}: {what}")
+                     f"{(names or {}).get(other) or graph.signature_name(other)}: {what}")
     elif not parts:
         parts.append(f"no other node computes {key[0]} with this signature")
     return "; ".join(parts)
@@ -108,5 +111,5 @@ def verdict(results: dict, winners: dict) -> str:
     where = (f"depth {gain.min_depth}" if gain.min_depth == gain.max_depth
              else f"depths {gain.min_depth}\u2013{gain.max_depth}")
     return (f"{winner} needs {pct}% fewer launches than {loser}: the {gain.nodes} "
-            f"{gain.name} nodes sit at {where} ({gain.batches[loser]} batches with {loser}, "
+            f"{gain.display_name or gain.name} nodes sit at {where} ({gain.batches[loser]} batches with {loser}, "
             f"{gain.batches[winner]} with {winner})")

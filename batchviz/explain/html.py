@@ -13,6 +13,7 @@ from html import escape
 
 import numpy as np
 
+from ..signature_names import display_names
 from ..viz.palette import signature_colours
 from ..viz.scene import build_scene, paint_signatures
 from ..viz.svg import draw_scene
@@ -64,7 +65,8 @@ def _thumbnail(e) -> str:
                 "thumbnail; use bv.render on a trace)</p>")
     table = DrawTable(sig=a.sig, depth=a.depth, is_param=a.is_param, arg_flat=a.arg_flat,
                       arg_user=a.arg_user, label=None, tooltip=None,
-                      sig_names={int(s): graph.signature_name(int(s)) for s in present})
+                      sig_names={int(s): graph.signature_name(int(s)) for s in present},
+                      display_names=display_names(graph, set(graph.sigs)))
     scene = build_scene(table, collapse=True, max_boxes=40)
     scene.note = ""  # the expand hint is about bv.render, not this thumbnail
     svg = draw_scene(scene, paint_signatures(f"the graph: {e.nodes} nodes by signature and depth"))
@@ -91,8 +93,9 @@ def render_html(e) -> str:
     out.append(_thumbnail(e) + "</div>")
     header, rows = signature_table(e)
     out.append("<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>")
-    for r in rows:
-        out.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>")
+    for sig, r in zip(e.rows, rows):  # the short name shown, the full one on hover
+        out.append(f'<tr><td title="{escape(sig.name)}">{escape(r[0])}</td>'
+                   + "".join(f"<td>{escape(c)}</td>" for c in r[1:]) + "</tr>")
     out.append("</table><ul>")
     for line in note_lines(e):
         out.append(f"<li>{escape(line.strip().lstrip('- '))}</li>")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from .html import render_html, standalone_page
+from .sources import SplitNote  # noqa: F401  (part of the report: Explanation.split)
 from .text import render_text
 
 
@@ -38,6 +39,7 @@ class SignatureRow:
     average_depth: float
     chain_bound: int          # its longest dependency chain: at least this many batches
     batches: dict             # strategy name -> batches of this signature
+    display_name: str = ""    # its short name (``name`` is the full description)
 
 
 @dataclass
@@ -77,6 +79,9 @@ class Explanation:
     seconds: float            # how long explain took
     optimum: object = None    # an Optimum (bv.optimal_schedule's result), where computed
     optimum_note: str = ""    # why there is none
+    sources_recorded: bool = False  # the graph recorded its nodes' lines (record_source)
+    #: strategy -> SplitNote: the lines whose nodes it split, worst first ("none" splits all)
+    split: dict = field(default_factory=dict)
     _arrays: object = field(default=None, repr=False, compare=False)
     _graph: object = field(default=None, repr=False, compare=False)
     _strips: dict = field(default_factory=dict, repr=False, compare=False)
@@ -92,6 +97,9 @@ class Explanation:
             "largest_batches": [asdict(b) for b in self.largest],
             "small_batches": [asdict(s) for s in self.small],
             "unbatchable": self.unbatchable, "verdict": self.verdict,
+            "sources_recorded": self.sources_recorded,
+            "split_by_line": {name: [asdict(n) for n in notes]
+                              for name, notes in self.split.items()},
             "cost_model": {"launch_seconds": self.launch_seconds,
                            "flops_per_second": self.flops_per_second, "flops": self.flops},
             "explain_seconds": self.seconds,

@@ -11,7 +11,13 @@ import os
 import shutil
 import sys
 
-from ..words import counted
+from ..words import counted, step_label
+from .sources import split_lines
+
+#: said where the lines of the user's code would explain something, but were not recorded
+NO_LINES = ("the lines of your code that split these batches were not recorded: build the "
+            "graph as bv.Graph(record_source=True) or inside `with bv.recording_sources():`, "
+            "or run your script with `batchviz explain script.py`")
 
 
 def seconds_text(s: float) -> str:
@@ -70,7 +76,7 @@ def signature_table(e) -> tuple:
     rows = []
     for s in e.rows:
         depths = str(s.min_depth) if s.min_depth == s.max_depth else f"{s.min_depth}\u2013{s.max_depth}"
-        rows.append([s.name, str(s.nodes), depths, str(s.chain_bound),
+        rows.append([s.display_name or s.name, str(s.nodes), depths, str(s.chain_bound),
                      *[str(s.batches[n]) for n in names]])
     return header, rows
 
@@ -81,14 +87,19 @@ def note_lines(e) -> list:
         lines.append(f"... and {counted(e.more_signatures, 'more signature')} with "
                      f"{counted(e.more_signature_nodes, 'node')}")
     if e.largest:
-        lines.append(f"largest batches ({e.reference}): "
-                     + ", ".join(f"{b.size} \u00d7 {b.name} (step {b.step})" for b in e.largest))
+        total = e.strategies[e.reference].batches
+        lines.append(f"largest batches ({e.reference}): " + ", ".join(
+            f"{b.size} \u00d7 {b.name} ({step_label(b.step, total)})" for b in e.largest))
     if e.small:
         lines.append(f"signatures left in small batches ({e.reference}):")
         for s in e.small:
             lines.append(f"  - {s.name}: {s.nodes} nodes in {s.batches} batches; {s.reason}")
         if e.more_small:
             lines.append(f"  ... and {e.more_small} more")
+    lines += split_lines(e)
+    if not e.sources_recorded and any(r.above_lower_bound > 0 for n, r in e.strategies.items()
+                                      if n != "none"):
+        lines.append(NO_LINES)
     if e.unbatchable:
         verb = "belongs" if e.unbatchable == 1 else "belong"
         lines.append(f"{counted(e.unbatchable, 'node')} {verb} to unbatchable ops (one batch each)")

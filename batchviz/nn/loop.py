@@ -12,6 +12,9 @@ import time
 import numpy as np
 
 from .. import ops
+from ..backend import state
+from ..errors import NumericsError
+from ..numerics import first_nonfinite
 from ..runtime import Graph
 
 
@@ -25,7 +28,10 @@ def train(loss_fn, data, trainer, *, epochs: int = 1, batch_size: int = 64,
     the transition parser, call ``value()`` while building). ``progress=None`` shows the bar
     only on a terminal; ``False`` hides it. Each record is ``{"epoch", "loss"`` (mean per
     instance), ``"instances", "seconds"}``. A loss that is NaN or infinite stops training
-    with a ``FloatingPointError`` before it reaches the parameters.
+    before it reaches the parameters, with a :class:`~batchviz.NumericsError` (a
+    ``FloatingPointError``) naming the first node that was not finite. Run ``train`` inside
+    ``with bv.check_numerics():`` to stop at the very batch that made it, forward or
+    backward, with the line of your code that built it.
     """
     from tqdm.auto import tqdm
 
@@ -53,10 +59,7 @@ def train(loss_fn, data, trainer, *, epochs: int = 1, batch_size: int = 64,
                         loss = ops.api.esum([loss_fn(x) for x in batch])
                     value = loss.value()
                     if not np.isfinite(value):  # stop before the update spreads it
-                        raise FloatingPointError(
-                            f"train: the loss of minibatch {start // batch_size + 1} of epoch "
-                            f"{epoch + 1} is {value}; no parameter was updated with it (try a "
-                            "smaller learning rate, or gradient clipping)")
+                        raise _not_finite(loss, value, start // batch_size + 1, epoch + 1)
                     loss.backward()
                 trainer.update()
                 seconds = time.perf_counter() - t0
@@ -69,3 +72,19 @@ def train(loss_fn, data, trainer, *, epochs: int = 1, batch_size: int = 64,
     finally:
         bar.close()
     return history
+
+
+def _not_finite(loss, value, minibatch: int, epoch: int) -> NumericsError:
+    """The error for a loss that is not finite: which minibatch, and the first node whose
+    value was not (the graph has just run; its values are still in memory)."""
+    message = (f"train: the loss of minibatch {minibatch} of epoch {epoch} is {value}; no "
+               "parameter was updated with it")
+    first = first_nonfinite(loss.graph, state.xp)
+    if first is None:
+        return NumericsError(message + " (try a smaller learning rate, or gradient clipping)")
+    hint = ("" if first.source else "; rerun it inside `with bv.check_numerics():` to see the "
+            "line of your code that built that node")
+    return NumericsError(f"{message}. The first node that was not finite: {first}{hint}. (Try "
+                         "a smaller learning rate, or gradient clipping.)",
+                         node=first.node, op=first.op, signature=first.signature,
+                         batch=first.batch, source=first.source, pass_="forward")

@@ -214,7 +214,7 @@ class LowestAverageDepth(Rule):
 
     def reason(self, chosen, other_keys) -> str:
         if not other_keys:
-            return "lowest average depth (the only signature on the agenda)"
+            return "the only signature on the agenda"
         runner_up = min(other_keys)
         if chosen.key[0] != runner_up[0]:
             return "lowest average depth"

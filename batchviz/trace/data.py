@@ -180,6 +180,8 @@ class Trace:
     loss: int | None = None   # the node the trace was asked for
     itemsize: int = 4         # bytes per element of the graph's dtype (for bytes copied)
     key_names: tuple = ()     # the columns of the strategy's key (AgendaGroup.key)
+    #: ``{signature: short name}`` for tables and pictures (:mod:`batchviz.signature_names`)
+    display_names: dict = field(default_factory=dict)
     _timeline: object = field(default=None, init=False, repr=False, compare=False)
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # pictures
 
@@ -215,6 +217,14 @@ class Trace:
                 return s
         raise KeyError(f"signature {sig} does not occur among the scheduled nodes of this trace")
 
+    def display_name(self, sig: int) -> str:
+        """The signature's short name (``matmul·W``); its full description is
+        ``signature_name`` on the trace's nodes and steps."""
+        name = self.display_names.get(sig)
+        if name is None:
+            name = next(n.signature_name for n in self.nodes if n.signature == sig)
+        return name
+
     def __len__(self) -> int:
         return len(self.steps)
 
@@ -243,6 +253,7 @@ class Trace:
     def to_dict(self) -> dict:
         return {"format": FORMAT_VERSION, "strategy": self.strategy, "loss": self.loss,
                 "itemsize": self.itemsize, "key_names": list(self.key_names),
+                "display_names": {str(s): n for s, n in self.display_names.items()},
                 "nodes": [n.to_dict() for n in self.nodes],
                 "signatures": [s.to_dict() for s in self.signatures],
                 "steps": [s.to_dict() for s in self.steps]}
@@ -256,6 +267,7 @@ class Trace:
                              f"(this batchviz reads format {FORMAT_VERSION})")
         return cls(strategy=d["strategy"], loss=d.get("loss"), itemsize=d.get("itemsize", 4),
                    key_names=tuple(d.get("key_names", ())),
+                   display_names={int(s): n for s, n in d.get("display_names", {}).items()},
                    nodes=[NodeInfo.from_dict(n) for n in d["nodes"]],
                    signatures=[SignatureSummary.from_dict(s) for s in d["signatures"]],
                    steps=[Step.from_dict(s) for s in d["steps"]])

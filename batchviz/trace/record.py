@@ -14,6 +14,7 @@ from ..backend import state
 from ..graph import ExpressionBase, LazyGraph
 from ..plan import Layout, Shared, Stack, Strided, View, elements_copied, is_copy, plan
 from ..schedule import PendingView, average_depths, record_decisions, resolve_strategy
+from ..signature_names import display_names
 from .data import AgendaGroup, ArgumentRead, NodeInfo, SignatureSummary, Step, Trace
 
 
@@ -62,7 +63,8 @@ def trace(loss, strategy="agenda") -> Trace:
         done += len(batch.nodes)
     return Trace(strategy=strategy.name, nodes=_snapshot_nodes(graph, names),
                  signatures=_signature_summaries(graph, view, average_depths(view), names),
-                 steps=steps, loss=loss_node, itemsize=itemsize, key_names=log.key_names)
+                 steps=steps, loss=loss_node, itemsize=itemsize, key_names=log.key_names,
+                 display_names=display_names(graph, names))
 
 
 def argument_reads(graph, batch, itemsize: int) -> list:

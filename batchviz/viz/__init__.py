@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..trace import Trace
 from ..trace import trace as make_trace
-from ..words import counted
+from ..words import counted, step_label
 from .dot import to_digraph
 from .scene import DEFAULT_MAX_BOXES, DEFAULT_MAX_NODES, build_scene, paint_step
 from .table import table_from_trace
@@ -20,21 +20,23 @@ __all__ = ["render", "captions", "fit_caption_width"]
 
 
 def captions(trace) -> list:
-    """One line per step (and one for after the last): the batch, the reason, the counts."""
+    """Per step (and one for the end), the caption: three lines (``dot.CAPTION_LINES``: the
+    step and its batch, the reason, the counts), each step named as everywhere else
+    (:func:`~batchviz.words.step_label`)."""
     n = len(trace.steps)
     out = []
     for s in trace.steps:
-        out.append(f"step {s.index}/{n - 1}: {len(s.batch)} \u00d7 {s.signature_name} "
-                   f"({s.reason}); {s.done} done, {s.on_agenda} on the agenda, "
-                   f"{s.waiting} waiting")
-    out.append(f"after step {n - 1}: all {counted(trace.scheduled_nodes, 'node')} done" if n
+        out.append(f"{step_label(s.index, n)}: {len(s.batch)} \u00d7 "
+                   f"{trace.display_name(s.signature)}\nwhy: {s.reason}\n{s.done} done, "
+                   f"{s.on_agenda} on the agenda, {s.waiting} waiting")
+    out.append(f"{step_label(n, n)}: all {counted(trace.scheduled_nodes, 'node')} done" if n
                else "nothing to schedule")
     return out
 
 
-def fit_caption_width(lines) -> int:
-    """Width of the caption cell (points) that fits the longest of these caption lines."""
-    return 20 + 6 * max(len(c) for c in lines)
+def fit_caption_width(captions) -> int:
+    """Width of the caption cell (points) that fits the longest line of these captions."""
+    return 20 + 6 * max(len(line) for c in captions for line in c.split("\n"))
 
 
 def render(trace, step: int = 0, *, expand=None, collapse=None, parameters: bool = False,

@@ -12,9 +12,13 @@ from html import escape
 import graphviz
 
 from ..trace.timeline import BATCH, DONE, STATES, WAITING
+from ..words import wrap_words
 from .dotcheck import DOT_MISSING, warn_dot_missing
 from .palette import STATE_FILL, STATE_LABEL, STATE_TEXT, tint
 from .svg import draw_scene
+
+#: lines of a step's caption (``batchviz.viz.captions``); its cell is this tall at every step
+CAPTION_LINES = 3
 
 
 class BatchGraph(graphviz.Digraph):
@@ -95,8 +99,9 @@ def _legend(scene, paint, title: str, caption_width: int) -> str:
     longer caption never moves the layout), state colours, signature colours, notes."""
     rows = [_line(f"<B>{escape(title)}</B>")]
     if paint.caption:
-        rows.append(f'<TR><TD ALIGN="LEFT" FIXEDSIZE="TRUE" WIDTH="{caption_width}" HEIGHT="18">'
-                    f"{escape(paint.caption)}</TD></TR>")
+        lines = '<BR ALIGN="LEFT"/>'.join(escape(line) for line in paint.caption.split("\n"))
+        rows.append(f'<TR><TD ALIGN="LEFT" FIXEDSIZE="TRUE" WIDTH="{caption_width}" '
+                    f'HEIGHT="{14 * CAPTION_LINES + 4}">{lines}<BR ALIGN="LEFT"/></TD></TR>')
     gap = "\u2003"
     if not paint.by_signature:
         keys = [_key(STATE_FILL[s], STATE_LABEL[s]) if s != WAITING
@@ -109,8 +114,9 @@ def _legend(scene, paint, title: str, caption_width: int) -> str:
                                             for s in sigs[k:k + 4])))
     if scene.legend_more:
         rows.append(_line(f"and {scene.legend_more} more signatures"))
-    if scene.note:
-        rows.append(_line(f"<I>{escape(scene.note)}</I>"))
+    if scene.note:  # a long sentence: in short lines, so that it never widens the picture
+        lines = '<BR ALIGN="LEFT"/>'.join(escape(line) for line in wrap_words(scene.note, 64))
+        rows.append(_line(f"<I>{lines}</I>"))
     return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2">' + "".join(rows) + "</TABLE>>"
 
 
@@ -119,9 +125,9 @@ def to_digraph(scene, paint, *, title: str, caption_width: int = 400,
     g = BatchGraph(
         name="batchviz",
         graph_attr={"rankdir": "TB", "fontname": "Helvetica", "fontsize": "10",
-                    "labelloc": "b", "labeljust": "l", "nodesep": "0.25", "ranksep": "0.35"},
+                    "labelloc": "t", "labeljust": "l", "nodesep": "0.12", "ranksep": "0.35"},
         node_attr={"shape": "box", "fontname": "Helvetica", "fontsize": "10",
-                   "margin": "0.08,0.03", "height": "0.3"},
+                   "margin": "0.05,0.02", "height": "0.3"},
         edge_attr={"color": "#8a8a8a", "arrowsize": "0.6"})
     g.scene, g.paint = scene, paint
     rows = paint.counts

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..signature_names import SEPARATOR
 from ..trace.timeline import STATES
 from ..words import counted
 from .palette import signature_colours
@@ -41,7 +42,7 @@ class Scene:
     nodes: list
     edges: list           # (tail key, head key, number of node edges it stands for)
     colours: dict         # signature -> outline colour
-    names: dict           # signature -> readable name
+    names: dict           # signature -> short name (legend, group boxes)
     legend: list          # signatures listed in the legend, most nodes first
     legend_more: int      # signatures left out of the legend
     collapsed: bool
@@ -74,7 +75,8 @@ def _expanded_mask(table, expand) -> np.ndarray:
     if "signature" in expand:
         wanted = expand["signature"]
         wanted = [wanted] if isinstance(wanted, (str, int, np.integer)) else list(wanted)
-        by_name = {name: s for s, name in table.sig_names.items()}
+        by_name = {name: s for s, name in table.sig_names.items()}  # full or short names
+        by_name.update({name: s for s, name in table.display_names.items()})
         sigs = []
         for w in wanted:
             if isinstance(w, str):
@@ -86,6 +88,21 @@ def _expanded_mask(table, expand) -> np.ndarray:
                 sigs.append(int(w))
         mask &= np.isin(table.sig, sigs)
     return mask
+
+
+def wrap_name(name: str, width: int = 18) -> tuple:
+    """A display name (``pick_range·40x1·32:40``) as lines of at most ``width`` characters,
+    broken after its separators (a part longer than that keeps a line of its own): a
+    collapsed box is then as narrow as its parts, and a picture of many side by side fits."""
+    lines, line = [], ""
+    for part in name.split(SEPARATOR):
+        piece = part if not line else SEPARATOR + part
+        if line and len(line) + len(piece) > width:
+            lines.append(line + SEPARATOR)
+            line = part
+        else:
+            line += piece
+    return tuple(lines + [line])
 
 
 def _band_width(sig, depth, max_boxes) -> int:
@@ -134,11 +151,12 @@ def build_scene(table, *, parameters: bool = False, collapse=None, expand=None,
             s = int(table.sig[members[0]])
             lo, hi = int(table.depth[members].min()), int(table.depth[members].max())
             where = f"depth {lo}" if lo == hi else f"depths {lo}\u2013{hi}"
-            name = table.sig_names[s]
+            name = table.display_names[s]
             nodes.append(SceneNode(
-                key=f"g{s}_{int(table.depth[members[0]]) // width}", lines=(name, f"\u00d7{len(members)} \u00b7 {where}"),
+                key=f"g{s}_{int(table.depth[members[0]]) // width}",
+                lines=(*wrap_name(name), f"\u00d7{len(members)} \u00b7 {where}"),
                 signature=s, members=members, group=True, parameter=bool(table.is_param[members[0]]),
-                tooltip=f"{len(members)} nodes of {name} at {where}",
+                tooltip=f"{len(members)} nodes of {table.sig_names[s]} at {where}",
                 layer=int(table.depth[members[0]]) // width * width))  # the band's first depth
         note = (f"{counted(n_visible, 'node')} drawn as {counted(len(uniq), 'box')}, one per signature and "
                 + ("depth" if width == 1 else f"band of {width} depths")
@@ -164,7 +182,7 @@ def build_scene(table, *, parameters: bool = False, collapse=None, expand=None,
     by_count = [int(s) for s in sigs[np.argsort(-per_sig, kind="stable")]]
     legend = by_count[:12]
     return Scene(nodes=nodes, edges=edges, colours=colours,
-                 names={s: table.sig_names[s] for s in by_count}, legend=legend,
+                 names={s: table.display_names[s] for s in by_count}, legend=legend,
                  legend_more=len(by_count) - len(legend), collapsed=collapsed, note=note,
                  index_of_node=index_of_node)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from ..trace.timeline import BATCH, STATES
+from ..words import wrap_words
 from .palette import STATE_FILL, STATE_LABEL, tint
 
 BOX_W, GROUP_W, BOX_H, ROW_H, GAP = 104, 150, 34, 74, 14
@@ -81,17 +82,6 @@ def _layout(scene) -> dict:
     return {key: (float(x), row_of[key]) for key, (x, _) in pos.items()}
 
 
-def _wrap(text: str, width: int) -> list:
-    lines, line = [], ""
-    for word in text.split():
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    return lines + ([line] if line else [])
-
-
 def _fit(text: str, width_px: float, char_px: float = 6.2) -> str:
     limit = max(4, int(width_px / char_px))
     return text if len(text) <= limit else text[:limit - 1] + "\u2026"
@@ -108,7 +98,8 @@ def draw_scene(scene, paint, note: str = "") -> str:
     width = max(520, widest * (GROUP_W if scene.collapsed else BOX_W) + (widest + 1) * GAP)
     xs = [x for x, _ in where.values()]
     lo, hi = (min(xs), max(xs)) if xs else (0.0, 0.0)
-    caption_lines = _wrap(paint.caption, int(width / 6.8))
+    caption_lines = [part for line in paint.caption.split("\n")
+                     for part in wrap_words(line, int(width / 6.8))]
     top = 16 + 16 * len(caption_lines)
     margin = GAP + GROUP_W / 2
 
@@ -117,7 +108,7 @@ def draw_scene(scene, paint, note: str = "") -> str:
         px = width / 2 if hi == lo else margin + (x - lo) / (hi - lo) * (width - 2 * margin)
         return px, top + BOX_H / 2 + r * ROW_H
 
-    legend_lines = _wrap(note, int(width / 6.4)) if note else []
+    legend_lines = wrap_words(note, int(width / 6.4)) if note else []
     legend_top = top + rows * ROW_H
     sig_rows = (len(scene.legend) + 3) // 4
     height = (legend_top + 8 + 22 * (sig_rows + (paint.counts is not None))
@@ -164,9 +155,9 @@ def draw_scene(scene, paint, note: str = "") -> str:
         thick = 3 if row is not None and row[STATES.index(BATCH)] else 1.5
         out.append(f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{w}" height="{BOX_H}" '
                    f'rx="{0 if sn.group else 6}" fill="none" stroke="{colour}" stroke-width="{thick}"/>')
-        out.append(f'<text x="{x:.1f}" y="{y - 3:.1f}" text-anchor="middle">{escape(_fit(sn.lines[0], w))}</text>')
-        out.append(f'<text x="{x:.1f}" y="{y + 11:.1f}" text-anchor="middle" font-size="9" '
-                   f'fill="#444444">{escape(_fit(sn.lines[1], w, 5.2))}</text></g>')
+        out.append(f'<text x="{x:.1f}" y="{y - 3:.1f}" text-anchor="middle">{escape(_fit("".join(sn.lines[:-1]), w))}</text>')
+        out.append(f'<text x="{x:.1f}" y="{y + 12:.1f}" text-anchor="middle" '
+                   f'fill="#444444">{escape(_fit(sn.lines[-1], w))}</text></g>')
     y = legend_top + 8
     if counts is not None:
         x = GAP

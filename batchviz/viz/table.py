@@ -24,7 +24,12 @@ class DrawTable:
     arg_user: np.ndarray
     label: object          # callable node id -> (first line, second line) of its label
     tooltip: object        # callable node id -> hover text
-    sig_names: dict        # signature -> readable name
+    sig_names: dict        # signature -> its full description (``matmul-W#3-7x1``)
+    display_names: dict = None  # signature -> its short name (``matmul·W``); default: full
+
+    def __post_init__(self):
+        if self.display_names is None:
+            self.display_names = dict(self.sig_names)
 
     @property
     def n(self) -> int:
@@ -41,11 +46,11 @@ def table_from_trace(trace) -> DrawTable:
     nodes = trace.nodes
     flat, user = _edges([n.args for n in nodes])
 
-    def label(i):
+    def label(i):  # two short lines: a box as narrow as its op's name
         n = nodes[i]
         if n.parameter is not None:
             return n.parameter, shape_text(n.shape)
-        return f"{n.op} #{n.id}", shape_text(n.shape)
+        return n.op, f"#{n.id} \u00b7 {shape_text(n.shape)}"
 
     def tooltip(i):
         n = nodes[i]
@@ -57,4 +62,5 @@ def table_from_trace(trace) -> DrawTable:
         depth=np.fromiter((n.depth for n in nodes), dtype=np.int64, count=len(nodes)),
         is_param=np.fromiter((n.parameter is not None for n in nodes), dtype=bool, count=len(nodes)),
         arg_flat=flat, arg_user=user, label=label, tooltip=tooltip,
-        sig_names={n.signature: n.signature_name for n in nodes})
+        sig_names={n.signature: n.signature_name for n in nodes},
+        display_names={n.signature: trace.display_name(n.signature) for n in nodes})

@@ -1,7 +1,8 @@
 """``bv.compare(loss, "depth", "agenda")``: strategies side by side on the same graph.
 
 Each strategy gets its own pane (a :class:`~batchviz.widgets.stepper.Stepper` stacked in a
-column) with its own controls. With "link" on, moving any pane moves the others to the same
+column) with its own controls; the panes stand side by side where the notebook is wide
+enough for both pictures at a readable size, else one below the other. With "link" on, moving any pane moves the others to the same
 step (a pane with fewer steps stops at its end); with "link" off each pane steps on its own.
 A summary table above the panes keeps the running counts of batches and kernel launches
 side by side, so in the paper's Figure 1 you can watch the moment depth batching runs the
@@ -17,24 +18,28 @@ import ipywidgets as widgets
 from ..trace import Trace
 from ..trace.record import graph_of
 from ..viz import captions, fit_caption_width
+from .pictures import DEFAULT_MAX_WIDTH, fitted_options
 from .static_html import page_html, write_page
 from .stepper import DEFAULT_INTERVAL, Stepper, trace_for
+from .style import SUMMARY_HEAD
 
 DEFAULT_STRATEGIES = ("depth", "agenda")
 
 
+#: the columns of the summary (the static page's JavaScript writes the same)
+
+
 def summary_html(panes) -> str:
-    """The side-by-side counts (the static page's JavaScript draws the same table)."""
+    """The side-by-side counts at each pane's step (the static page's JavaScript draws the
+    same table): the step as ``k/n``, the batches and launches before it."""
     rows = []
     for p in panes:
         panels = p.frames.panels
         c = panels.counts(p.step)
-        rows.append(f"<tr><td><b>{escape(p.strategy)}</b></td><td>{p.step}</td>"
+        rows.append(f"<tr><td><b>{escape(p.strategy)}</b></td><td>{p.step}/{p.n_steps}</td>"
                     f"<td>{escape(panels.batch_text(p.step))}</td>"
                     f'<td class="bv-num">{c["batches"]}</td><td class="bv-num">{c["launches"]}</td></tr>')
-    return ('<table class="bv-summary"><thead><tr><th>strategy</th><th>step</th>'
-            "<th>this step runs</th><th>batches so far</th><th>kernel launches so far</th>"
-            f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    return f'<table class="bv-summary">{SUMMARY_HEAD}<tbody>{"".join(rows)}</tbody></table>'
 
 
 class Compare(widgets.VBox):
@@ -50,20 +55,26 @@ class Compare(widgets.VBox):
         if len(strategies) < 2:
             raise ValueError(f"compare needs at least two strategies, got {len(strategies)}")
         traces = [trace_for(loss, s) for s in strategies]
-        # one caption width for all panes: the same graph then gets the same layout in each
+        # one caption width and one way of drawing for all panes: the same graph then gets
+        # the same layout in each
         render_options.setdefault("caption_width",
                                   max(fit_caption_width(captions(t)) for t in traces))
-        panes = [Stepper(t, orientation="column", interval=interval, **render_options)
+        max_width = render_options.pop("max_width", DEFAULT_MAX_WIDTH)
+        options = fitted_options(traces[0], render_options, max_width)
+        panes = [Stepper(t, orientation="column", interval=interval, max_width=None, **options)
                  for t in traces]
         toggle = widgets.ToggleButton(value=bool(link), description="link", icon="link",
                                       tooltip="step the panes together")
         toggle.add_class("bv-link")
         summary = widgets.HTML()
         summary.add_class("bv-compare-summary")
-        for k, p in enumerate(panes):
+        for k, p in enumerate(panes):  # side by side where they fit, else one below the other
             p.add_class(f"bv-pane-{k}")
-            p.layout = widgets.Layout(flex="1 1 0%", min_width="0", padding="0 6px")
-        row = widgets.HBox(panes, layout=widgets.Layout(width="100%", align_items="flex-start"))
+            width, narrowest = p.frames.pictures.size(p.step)
+            p.layout = widgets.Layout(flex=f"1 1 {width + 12}px", min_width=f"{narrowest + 12}px",
+                                      padding="0 6px")
+        row = widgets.HBox(panes, layout=widgets.Layout(width="100%", align_items="flex-start",
+                                                        flex_flow="row wrap"))
         super().__init__(children=[widgets.HBox([toggle, summary],
                                                 layout=widgets.Layout(align_items="center")), row])
         self.add_class("bv-compare")

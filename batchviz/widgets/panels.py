@@ -10,7 +10,8 @@ from html import escape
 from itertools import accumulate
 
 from ..signature import shape_text
-from ..words import counted
+from ..sourcelines import where_text
+from ..words import counted, step_label
 
 #: argument nodes listed by name in the batch details before "and N more"
 LIST_NODES = 8
@@ -49,26 +50,42 @@ class Panels:
         return self.trace.timeline().check_step(step)
 
     def counts(self, step: int) -> dict:
-        """Running totals *after* this step's batch has run (``step == n_steps``: the end)."""
+        """Running totals at ``step``: what has run *before* this step's batch (at step
+        ``k``, ``k`` batches: the numbering of :func:`~batchviz.words.step_label`)."""
         step = self.check(step)
-        after = min(step + 1, self.n_steps)
-        done = (self.trace.steps[step].done + len(self.trace.steps[step].batch)
-                if step < self.n_steps else self.total_nodes)
-        return {"batches": after, "batches_total": self.n_steps,
-                "launches": self.launches[after], "launches_total": self.launches[-1],
+        done = self.trace.steps[step].done if step < self.n_steps else self.total_nodes
+        return {"batches": step, "batches_total": self.n_steps,
+                "launches": self.launches[step], "launches_total": self.launches[-1],
                 "nodes_done": done, "nodes_total": self.total_nodes}
 
+    def step_text(self, step: int) -> str:
+        """``"step 12/29"``."""
+        return step_label(self.check(step), self.n_steps)
+
     def batch_text(self, step: int) -> str:
-        """``"3 × tanh"``; ``"done"`` after the last step."""
+        """``"3 × tanh"`` (the signature's short name); ``"done"`` at the end."""
         step = self.check(step)
         if step == self.n_steps:
             return "done"
         s = self.trace.steps[step]
-        return f"{len(s.batch)} \u00d7 {s.signature_name}"
+        return f"{len(s.batch)} \u00d7 {self.trace.display_name(s.signature)}"
+
+    def sources(self, step: int) -> list:
+        """The user's lines (``file:line``) that built this step's batch, most nodes first;
+        empty when the graph did not record them (``record_source``)."""
+        step = self.check(step)
+        if step == self.n_steps:
+            return []
+        count: dict = {}
+        for i in self.trace.steps[step].batch:
+            source = self.trace.nodes[i].source
+            if source:
+                count[source] = count.get(source, 0) + 1
+        return sorted(count, key=lambda where: (-count[where], where))
 
     def agenda_rows(self, step: int) -> list:
         """One dict per signature on the agenda before ``step`` runs, in the strategy's order:
-        ``signature``, ``name``, ``size`` (nodes on the agenda), ``key`` (the values the
+        ``signature``, ``name`` (its short name), ``full_name``, ``size`` (nodes on the agenda), ``key`` (the values the
         strategy ranks by, ``trace.key_names``), ``chosen`` (bool), ``in_batch`` and ``why``
         (the strategy's own words: why it runs, or why it waits)."""
         step = self.check(step)
@@ -78,7 +95,8 @@ class Panels:
         rows = []
         for g in s.agenda:
             is_chosen = g.signature == s.signature
-            rows.append({"signature": g.signature, "name": g.name, "size": g.size,
+            rows.append({"signature": g.signature, "name": self.trace.display_name(g.signature),
+                         "full_name": g.name, "size": g.size,
                          "key": g.key, "chosen": is_chosen,
                          "in_batch": len(s.batch) if is_chosen else 0, "why": g.note})
         return rows
@@ -88,16 +106,18 @@ class Panels:
         step = self.check(step)
         name = escape(self.trace.strategy)
         if step == self.n_steps:
-            where = f"after step {self.n_steps - 1}: every node is computed"
+            what = "done: every node is computed"
         else:
-            where = f"step {step} of 0\u2013{self.n_steps - 1}: runs {escape(self.batch_text(step))}"
-        return f'<div class="bv-header"><b>{name}</b> \u00b7 <span class="bv-where">{where}</span></div>'
+            full = self.trace.steps[step].signature_name
+            what = f'runs <span title="{escape(full)}">{escape(self.batch_text(step))}</span>'
+        return (f'<div class="bv-header"><b>{name}</b> \u00b7 <span class="bv-where">'
+                f"{self.step_text(step)} \u00b7 {what}</span></div>")
 
     def counts_html(self, step: int) -> str:
         c = self.counts(step)
         return ('<div class="bv-count-line">'
-                f'<span class="bv-batches">batches so far: <b>{c["batches"]}</b> of {c["batches_total"]}</span>'
-                f' \u00b7 <span class="bv-launches">kernel launches so far: <b>{c["launches"]}</b>'
+                f'<span class="bv-batches">batches run: <b>{c["batches"]}</b> of {c["batches_total"]}</span>'
+                f' \u00b7 <span class="bv-launches">kernel launches: <b>{c["launches"]}</b>'
                 f' of {c["launches_total"]}</span>'
                 f' \u00b7 <span class="bv-nodes">nodes computed: {c["nodes_done"]} of {c["nodes_total"]}</span>'
                 "</div>")
@@ -117,10 +137,10 @@ class Panels:
             keys = "".join(f'<td class="bv-num">{escape(_key_text(v))}</td>' for v in r["key"])
             body.append(
                 f'<tr class="{"bv-chosen" if r["chosen"] else "bv-waits"}" data-signature="{r["signature"]}">'
-                f'<td class="bv-sig"><span class="bv-swatch" style="border-color:{colour}"></span>'
-                f'{escape(r["name"])}</td><td class="bv-num">{r["size"]}</td>{keys}'
+                f'<td class="bv-sig" title="{escape(r["full_name"])}"><span class="bv-swatch" '
+                f'style="border-color:{colour}"></span>{escape(r["name"])}</td><td class="bv-num">{r["size"]}</td>{keys}'
                 f'<td class="bv-chosen-cell">{chosen}</td><td class="bv-why">{escape(r["why"])}</td></tr>')
-        caption = (f"agenda before step {step}: {counted(s.on_agenda, 'node')} in "
+        caption = (f"agenda at {self.step_text(step)}: {counted(s.on_agenda, 'node')} in "
                    f"{counted(len(rows), 'signature')}, {s.waiting} still waiting")
         key_heads = "".join(f'<th title="what {escape(self.trace.strategy)} ranks by (lowest '
                             f'runs first)">{escape(name)}</th>' for name in self.trace.key_names)
@@ -142,15 +162,13 @@ class Panels:
         depths = [t.nodes[i].depth for i in s.batch]
         out_shapes = sorted({shape_text(t.nodes[i].shape) for i in s.batch})
         lines = [
-            f"<p><b>batch {step}</b>: {len(s.batch)} \u00d7 <code>{escape(s.signature_name)}</code> "
+            f"<p><b>batch {step}</b>: {escape(self.batch_text(step))} "
             f"(op <code>{escape(first.op)}</code>) run as one kernel</p>",
+            f"<p>signature <code>{escape(s.signature_name)}</code></p>",
             f"<p>nodes {_nodes_text(s.batch)} \u00b7 depth {_range_text(min(depths), max(depths))}"
             f" \u00b7 output {len(s.batch)} \u00d7 {escape(', '.join(out_shapes))}</p>",
+            self._sources_html(step),
         ]
-        sources = sorted({t.nodes[i].source for i in s.batch if t.nodes[i].source})
-        if sources:
-            lines.append(f"<p>built at {escape(', '.join(sources[:3]))}"
-                         + (f" and {len(sources) - 3} more places" if len(sources) > 3 else "") + "</p>")
         rows = []
         for a in s.arguments:
             covered = range(a.position, a.position + a.positions)  # one read may cover them all
@@ -171,3 +189,15 @@ class Panels:
                      + (f" + {copies} cop{'y' if copies == 1 else 'ies'} = {s.kernels}" if copies else "")
                      + f" \u00b7 why this signature: {escape(s.reason)}</p>")
         return '<div class="bv-details">' + "".join(lines) + "</div>"
+
+    def _sources_html(self, step: int) -> str:
+        """Where the user's code built this batch, or how to have it recorded."""
+        sources = self.sources(step)
+        if not sources:
+            return ('<p class="bv-source bv-no-source">built at: lines not recorded (build the '
+                    "graph as <code>bv.Graph(record_source=True)</code> or inside "
+                    "<code>with bv.recording_sources():</code> to see them)</p>")
+        more = f" and {counted(len(sources) - 3, 'more line')}" if len(sources) > 3 else ""
+        shown = ", ".join(f'<code title="{escape(where)}">{escape(where_text(where))}</code>'
+                          for where in sources[:3])
+        return f'<p class="bv-source">built at {shown}{more}</p>'

@@ -9,6 +9,14 @@ the first time it is shown and keeps the SVG, and :meth:`StepPictures.render_all
 While a widget plays, :meth:`StepPictures.prefetch` draws the next steps the same way in a
 background thread, so that the kernel keeps up with the ``Play`` widget on large graphs.
 
+A widget's picture must fit its box and stay readable: shown no smaller than its text
+allows (11 px, :func:`~batchviz.widgets.svgtext.picture_size`), it must fit the width of a
+notebook at 1280 x 800 with JupyterLab's sidebar open. Graphs of many instances side by side
+are wider than that even drawn one box per signature and depth, so :func:`fitted_options`
+collapses a picture step by step (fewer, wider depth bands, down to one box per signature)
+until Graphviz's layout is at most ``max_width`` points wide. Long pictures scroll inside
+their box.
+
 Without Graphviz the pure-Python fallback drawing is used (with a warning, once).
 """
 from __future__ import annotations
@@ -20,7 +28,8 @@ import graphviz
 
 from ..viz import render
 from ..viz.dotcheck import warn_dot_missing
-from .svgtext import clean_svg, mark_states
+from ..viz.scene import DEFAULT_MAX_BOXES
+from .svgtext import clean_svg, mark_states, picture_size
 
 #: steps piped through one ``dot`` process at a time by :meth:`StepPictures.render_all`
 CHUNK = 64
@@ -28,6 +37,42 @@ CHUNK = 64
 AHEAD = 12
 
 _XML_START = re.compile(r"(?=<\?xml )")
+#: widest layout (points) a widget draws node by node before it collapses the picture: shown
+#: at 82% (11 px text) it is 812 px wide, what a notebook cell has at 1280 px with the sidebar
+DEFAULT_MAX_WIDTH = 740
+_SVG_WIDTH = re.compile(r'<svg width="([0-9.]+)pt"')
+
+
+def fitted_options(trace, options: dict, max_width: float | None = DEFAULT_MAX_WIDTH) -> dict:
+    """``options`` for :func:`batchviz.render`, collapsed as little as needed for the layout
+    of ``trace`` to be at most ``max_width`` points wide (None: as given). Options that
+    say how to draw (``collapse``, ``expand``) are the user's choice and kept; so is
+    everything when ``dot`` is missing (the fallback drawing sizes itself)."""
+    if max_width is None or "collapse" in options or "expand" in options:
+        return dict(options)
+    first = options.get("max_boxes", DEFAULT_MAX_BOXES)
+    tries = [dict(options)] + [dict(options, collapse=True, max_boxes=b)
+                               for b in (first, first // 2, first // 4, 1) if b >= 1]
+    best = None
+    for candidate in tries:
+        width = _layout_width(render(trace, step=0, **candidate))
+        if width is None:          # no dot: nothing to measure
+            return dict(options)
+        if width <= max_width:
+            return candidate
+        if best is None or width < best[0]:
+            best = (width, candidate)
+    return best[1]
+
+
+def _layout_width(digraph):
+    """The width (points) Graphviz lays ``digraph`` out in, or None without ``dot``."""
+    try:
+        svg = digraph.pipe(format="svg", encoding="utf-8")
+    except graphviz.ExecutableNotFound:
+        return None
+    m = _SVG_WIDTH.search(svg)
+    return float(m.group(1)) if m else None
 
 
 class StepPictures:
@@ -35,23 +80,32 @@ class StepPictures:
 
     ``options`` go to :func:`batchviz.render` (``collapse``, ``expand``, ``parameters``,
     ``max_nodes``, ``max_boxes``, ``clusters``); they are checked once, here, so that a
-    bad option fails when the widget is made rather than at some later step."""
+    bad option fails when the widget is made rather than at some later step. ``max_width``:
+    collapse the picture until its layout is at most this many points wide
+    (:func:`fitted_options`; None: draw as the options say)."""
 
-    def __init__(self, trace, **options):
+    def __init__(self, trace, max_width: float | None = DEFAULT_MAX_WIDTH, **options):
         self.trace = trace
-        self.options = options
+        render(trace, step=0, **options)  # validates the options before anything is drawn
+        self.options = fitted_options(trace, options, max_width)
+        self.first = render(trace, step=0, **self.options)
         self.n_steps = len(trace.steps)
         self._svg: dict[int, str] = {}
         self.dot_runs = 0           # how many times ``dot`` was started (tests check caching)
         self._dot_missing = False
         self._pending: dict = {}    # step -> Future of the background drawing that makes it
         self._pool = None
-        self.first = render(trace, step=0, **options)  # validates the options
 
     @property
     def collapsed(self) -> bool:
         """True when the picture draws one box per signature and depth band (large graphs)."""
         return bool(self.first.scene.collapsed)
+
+    def size(self, step: int = 0) -> tuple:
+        """``(width, min_width)`` of the pictures in CSS pixels (all steps share one
+        layout, so any step tells): their natural width, and the narrowest they stay
+        readable at."""
+        return picture_size(self.svg(step))
 
     @property
     def colours(self) -> dict:

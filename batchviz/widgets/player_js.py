@@ -34,13 +34,11 @@ PLAYER_JS = r"""
     if (!summary) return;
     const rows = panes.map(function (pane) {
       const s = pane.d.summary[pane.k];
-      return "<tr><td><b>" + escapeText(pane.d.strategy) + "</b></td><td>" + pane.k +
-        "</td><td>" + escapeText(s[0]) + "</td><td class=\"bv-num\">" + s[1] +
+      return "<tr><td><b>" + escapeText(pane.d.strategy) + "</b></td><td>" + pane.k + "/" +
+        pane.d.n + "</td><td>" + escapeText(s[0]) + "</td><td class=\"bv-num\">" + s[1] +
         "</td><td class=\"bv-num\">" + s[2] + "</td></tr>";
     });
-    summary.innerHTML = "<thead><tr><th>strategy</th><th>step</th><th>this step runs</th>" +
-      "<th>batches so far</th><th>kernel launches so far</th></tr></thead><tbody>" +
-      rows.join("") + "</tbody>";
+    summary.innerHTML = data.summary_head + "<tbody>" + rows.join("") + "</tbody>";
   }
 
   function show(pane, k, following) {
@@ -53,7 +51,7 @@ PLAYER_JS = r"""
     pane.agenda.innerHTML = pool[step[3]];
     pane.details.innerHTML = pool[step[4]];
     pane.slider.value = String(k);
-    pane.label.textContent = k + " / " + pane.d.n;
+    pane.label.textContent = k + "/" + pane.d.n;  // the step as every label names it
     pane.back.disabled = k === 0;
     pane.forward.disabled = k === pane.d.n;
     if (!following && linked()) {

@@ -16,27 +16,23 @@ from html import escape
 from pathlib import Path
 
 from .player_js import PLAYER_JS
-from .style import CSS
+from .style import CSS, SIDE_MIN_WIDTH, SIDE_WIDTH, SPEEDS, SUMMARY_HEAD
 from .svgtext import split_pieces
 
-#: the player's speeds, in the widget and on a saved page: (label, milliseconds per step)
-SPEEDS = (("1 step/s", 1000), ("2 steps/s", 500), ("4 steps/s", 250), ("8 steps/s", 125))
 
 PAGE_CSS = """
 body { font-family: Helvetica, Arial, sans-serif; margin: 12px 16px; color: #111; }
 h1 { font-size: 18px; margin: 0 0 8px 0; }
 .bv-page-note { font-size: 12px; color: #555; margin: 0 0 8px 0; }
-.bv-panes { display: flex; gap: 16px; align-items: flex-start; }
-.bv-pane { flex: 1 1 0; min-width: 0; }
-.bv-panes.bv-single .bv-pane-body { display: flex; gap: 12px; align-items: flex-start; }
-.bv-panes.bv-single .bv-graph { flex: 3 1 0; min-width: 0; }
-.bv-panes.bv-single .bv-text { flex: 2 1 0; min-width: 0; }
+.bv-panes { display: flex; gap: 16px; align-items: flex-start; flex-wrap: wrap; }
+.bv-panes.bv-single .bv-pane-body { display: flex; gap: 12px; align-items: flex-start; flex-wrap: wrap; }
+.bv-panes.bv-single .bv-text { flex: 1 1 SIDE_WIDTHpx; min-width: SIDE_MIN_WIDTHpx; }
 .bv-controls { display: flex; gap: 6px; align-items: center; margin: 4px 0; flex-wrap: wrap; }
 .bv-controls button { font-size: 13px; padding: 3px 8px; min-width: 64px; }
 .bv-controls input.bv-slider { flex: 1 1 160px; }
 .bv-step-label { font-variant-numeric: tabular-nums; font-size: 13px; min-width: 5em; }
 .bv-link-label { font-size: 13px; }
-"""
+""".replace("SIDE_WIDTH", str(SIDE_WIDTH)).replace("SIDE_MIN_WIDTH", str(SIDE_MIN_WIDTH))
 
 
 class StringPool:
@@ -65,7 +61,7 @@ def pane_data(frames, pool: StringPool) -> dict:
         c = panels.counts(f.step)
         summary.append([panels.batch_text(f.step), c["batches"], c["launches"]])
     return {"strategy": frames.trace.strategy, "n": frames.n_steps, "steps": steps,
-            "summary": summary}
+            "summary": summary, "size": list(frames.pictures.size())}
 
 
 def _controls(index: int) -> str:
@@ -79,13 +75,19 @@ def _controls(index: int) -> str:
             '<label><input type="checkbox" class="bv-zoom"> actual size</label></div>')
 
 
-def _pane(index: int, single: bool) -> str:
+def _pane(index: int, single: bool, size) -> str:
+    """One pane; ``size``: its picture's natural and narrowest readable width (px), which
+    decide when the picture and the tables, or the panes, stand side by side."""
+    width, narrowest = size
+    fits = f"flex: 1 1 {width}px; min-width: {narrowest}px"
     text = ('<div class="bv-text"><div class="bv-counts"></div><div class="bv-agenda-table"></div>'
             '<div class="bv-batch-details"></div></div>')
-    body = (f'<div class="bv-pane-body"><div class="bv-graph"></div>{text}</div>' if single else
+    body = (f'<div class="bv-pane-body"><div class="bv-graph" style="{fits}"></div>{text}</div>'
+            if single else
             '<div class="bv-pane-body"><div class="bv-counts"></div><div class="bv-graph"></div>'
             '<div class="bv-agenda-table"></div><div class="bv-batch-details"></div></div>')
-    return (f'<div class="bv-pane bv-pane-{index}" data-pane="{index}">{_controls(index)}'
+    style = "" if single else f' style="{fits}"'
+    return (f'<div class="bv-pane bv-pane-{index}" data-pane="{index}"{style}>{_controls(index)}'
             f'<div class="bv-header-view"></div>{body}</div>')
 
 
@@ -102,7 +104,7 @@ def page_html(frames_list: list, *, title: str, interval: int = 500, linked: boo
     panes = [pane_data(f, pool) for f in frames_list]
     data = {"pool": pool.strings, "panes": panes, "interval": int(interval),
             "speeds": [list(s) for s in (speeds or SPEEDS)],
-            "linked": linked}
+            "linked": linked, "summary_head": SUMMARY_HEAD}
     single = len(panes) == 1
     note = ("Press play, or step with back / forward and the slider. "
             "Orange: this step's batch; pale yellow: on the agenda; grey: computed; "
@@ -114,7 +116,7 @@ def page_html(frames_list: list, *, title: str, interval: int = 500, linked: boo
         link = (f'<label class="bv-link-label"><input type="checkbox" class="bv-link"{checked}> '
                 "link: the panes step together</label>")
         summary = '<table class="bv-summary"></table>'
-    panes_html = "".join(_pane(i, single) for i in range(len(panes)))
+    panes_html = "".join(_pane(i, single, p["size"]) for i, p in enumerate(panes))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{escape(title)}</title><style>{CSS}{PAGE_CSS}</style></head><body>"
             f"<h1>{escape(title)}</h1><p class=\"bv-page-note\">{escape(note)}</p>{link}{summary}"

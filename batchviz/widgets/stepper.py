@@ -2,9 +2,12 @@
 
 At every step the widget shows the graph (this step's batch in orange, the agenda pale
 yellow, computed nodes grey, waiting nodes white), the agenda table (every signature with
-nodes on the agenda: how many, their priority, which one runs and why the others wait),
-the batch's details (op, nodes, shapes, which arguments are views and which are copied)
-and the running counts of batches and kernel launches.
+nodes on the agenda: how many, the values the strategy ranks by, which one runs and why the
+others wait), the batch's details (op, nodes, shapes, the line of the user's code that built
+it when the graph recorded lines, which arguments are views and which are copied) and the
+running counts of batches and kernel launches. Step ``k`` of ``N`` is shown as "step k/N"
+everywhere (:func:`~batchviz.words.step_label`), and signatures by their short names
+(:mod:`batchviz.signature_names`), the full one on hover.
 
 The controls are ipywidgets: ``Play`` and the step ``IntSlider`` are tied together by
 ``jslink`` in the browser, so playing needs no round trip; the slider's value is observed
@@ -17,8 +20,8 @@ import ipywidgets as widgets
 from ..trace import Trace
 from ..trace import trace as make_trace
 from .frames import StepFrames
-from .static_html import SPEEDS, page_html, write_page
-from .style import style_tag
+from .static_html import page_html, write_page
+from .style import SIDE_MIN_WIDTH, SIDE_WIDTH, SPEEDS, style_tag
 
 #: (label, milliseconds between steps) offered by the speed control
 DEFAULT_INTERVAL = 500
@@ -54,7 +57,11 @@ class Stepper(widgets.VBox):
     ``prefetch``: draw the next steps in the background while you look at one.
     Other keywords go to :func:`batchviz.render` (``collapse``, ``expand``, ``parameters``,
     ``max_nodes``, ``max_boxes``): graphs of more than ``max_nodes`` nodes are drawn
-    collapsed, one box per signature and depth.
+    collapsed, one box per signature and depth. ``max_width`` (points, default 740) keeps
+    the picture readable in a notebook: a layout wider than that is collapsed further
+    (``batchviz.widgets.pictures.fitted_options``; ``max_width=None`` or an explicit
+    ``collapse`` turns this off). The picture is never shown smaller than its 11 px text
+    allows; a long one scrolls inside its box.
 
     ``stepper.step`` reads or moves the current step (``0..n_steps``; ``n_steps`` shows the
     graph after the last batch); :meth:`save_html` writes a page that steps offline."""
@@ -103,12 +110,15 @@ class Stepper(widgets.VBox):
                                                       flex_flow="row wrap"))
         controls.add_class("bv-controls")
         text = [html["counts"], html["agenda"], html["details"]]
-        if orientation == "row":
-            html["graph"].layout = widgets.Layout(flex="3 1 0%", min_width="0")
-            side = widgets.VBox(text, layout=widgets.Layout(flex="2 1 0%", min_width="0",
-                                                            padding="0 0 0 8px"))
-            body = [widgets.HBox([html["graph"], side], layout=widgets.Layout(width="100%"))]
+        width, narrowest = frames.pictures.size(step)
+        if orientation == "row":  # side by side where both fit, else the tables go below
+            html["graph"].layout = widgets.Layout(flex=f"1 1 {width}px", min_width=f"{narrowest}px")
+            side = widgets.VBox(text, layout=widgets.Layout(
+                flex=f"1 1 {SIDE_WIDTH}px", min_width=f"{SIDE_MIN_WIDTH}px", padding="0 0 0 8px"))
+            body = [widgets.HBox([html["graph"], side],
+                                 layout=widgets.Layout(width="100%", flex_flow="row wrap"))]
         else:
+            html["graph"].layout = widgets.Layout(min_width=f"{narrowest}px")
             body = [html["counts"], html["graph"], html["agenda"], html["details"]]
         style = widgets.HTML(style_tag())
         super().__init__(children=[style, controls, html["header"], *body])
@@ -156,7 +166,7 @@ class Stepper(widgets.VBox):
 
     # --- what is shown -----------------------------------------------------------------
     def frame(self, step: int | None = None):
-        """The :class:`~batchviz.widgets.frames.Frame` (HTML strings) of ``step``
+        """The ``Frame`` (``batchviz.widgets.frames``: HTML strings) of ``step``
         (default: the step shown)."""
         return self.frames.frame(self.step if step is None else step)
 
@@ -165,7 +175,7 @@ class Stepper(widgets.VBox):
         return self.frames.pictures.svg(self.step if step is None else step)
 
     def agenda_rows(self, step: int | None = None) -> list:
-        """The agenda table of ``step`` as dicts (see :meth:`Panels.agenda_rows`)."""
+        """The agenda table of ``step`` as dicts (see ``batchviz.widgets.panels.Panels.agenda_rows``)."""
         return self.frames.panels.agenda_rows(self.step if step is None else step)
 
     def _show(self, step: int) -> None:

@@ -7,9 +7,18 @@ from __future__ import annotations
 
 from ..viz.palette import STATE_FILL
 
+#: the player's speeds, in the widget and on a saved page: (label, milliseconds per step)
+SPEEDS = (("1 step/s", 1000), ("2 steps/s", 500), ("4 steps/s", 250), ("8 steps/s", 125))
+#: the tables beside the picture: their preferred and smallest width (CSS pixels); where
+#: the picture and the tables do not fit side by side, the tables go below the picture
+SIDE_WIDTH, SIDE_MIN_WIDTH = 380, 320
+#: the head of compare's summary table, in the widget and on a saved page
+SUMMARY_HEAD = ("<thead><tr><th>strategy</th><th>step</th><th>this step runs</th>"
+                "<th>batches run</th><th>kernel launches</th></tr></thead>")
+
 CSS = """
 .bv-stepper .widget-html-content, .bv-compare .widget-html-content { line-height: 1.35; }
-.bv-graph { overflow: auto; max-height: 80vh; background: #fff; }
+.bv-graph { overflow: auto; max-height: 60vh; background: #fff; }
 .bv-graph svg.bv-svg { max-width: 100%; height: auto; display: block; }
 .bv-graph.bv-actual-size svg.bv-svg { max-width: none; }
 .bv-agenda-table, .bv-batch-details, .bv-header-view { overflow-x: auto; max-width: 100%; }

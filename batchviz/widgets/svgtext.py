@@ -29,15 +29,38 @@ _DOT_NODE = re.compile(r'<g id="(node\d+)" class="node">(\s*)<title>([^<]*)</tit
 _FALLBACK_NODE = re.compile(r"<g><title>")
 _SVG_OPEN = re.compile(r"<svg\b")
 _PIECE = re.compile(r'(?=<g id="(?:node|edge)\d+" class="(?:node|edge))')
+_WIDTH = re.compile(r'<svg\b[^>]*?\swidth="([0-9.]+)(pt|px)?"')
+_FONT_SIZE = re.compile(r'font-size="([0-9.]+)"')
+
+#: the smallest text a picture may be shown with, in CSS pixels (at the browser's 100%)
+MIN_TEXT_PX = 11
+#: CSS pixels per unit of an SVG width: Graphviz writes points (1 pt = 4/3 px)
+_PX_PER_UNIT = {"pt": 4 / 3, "px": 1.0, None: 1.0}
 
 
 def clean_svg(svg: str) -> str:
     """``svg`` without prolog, DOCTYPE, comments and namespace URLs; with the class
-    ``bv-svg`` on its root element, so that a page can size it."""
+    ``bv-svg`` on its root element, so that a page can size it, and the narrowest width
+    its text stays readable at (:func:`picture_size`) as its ``min-width``."""
     svg = _PROLOG.sub("", svg)
     svg = _XMLNS.sub("", svg)
     svg = _PAGE_ID.sub(r"\1", svg)
-    return _SVG_OPEN.sub('<svg class="bv-svg"', svg, count=1).strip() + "\n"
+    _, narrowest = picture_size(svg)
+    root = f'<svg class="bv-svg" style="min-width:{narrowest}px"' if narrowest else '<svg class="bv-svg"'
+    return _SVG_OPEN.sub(root, svg, count=1).strip() + "\n"
+
+
+def picture_size(svg: str) -> tuple:
+    """``(width, min_width)`` of a picture in CSS pixels: its natural width, and the
+    narrowest it may be drawn so that its smallest text is still :data:`MIN_TEXT_PX`
+    (Graphviz's 10 pt labels are 13.3 px at natural size, so a picture may shrink to 82%)."""
+    m = _WIDTH.search(svg)
+    if m is None:
+        return 0, 0
+    px = _PX_PER_UNIT[m.group(2)]
+    width = float(m.group(1)) * px
+    smallest = min((float(f) for f in _FONT_SIZE.findall(svg)), default=MIN_TEXT_PX / px) * px
+    return round(width), -int(-width * MIN_TEXT_PX // smallest)  # the latter rounded up
 
 
 def state_classes(counts_row) -> str:

@@ -282,6 +282,10 @@ def start_jupyterlab(
         PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
     )
     env.pop("JUPYTER_TOKEN", None)
+    # what the notebooks write into the temp directory (e.g. 01_figure1's saved pages) stays
+    # in workdir, which the test run removes
+    (workdir / "tmp").mkdir(exist_ok=True)
+    env["TMPDIR"] = str(workdir / "tmp")
 
     last_error = None
     for attempt in range(1, attempts + 1):

@@ -52,13 +52,14 @@ def _check_step(root, trace, step: int) -> None:
     """The picture, the agenda table and the header of ``root`` show ``step`` of ``trace``."""
     expect = _expect()
     s = trace.steps[step]
-    expect(root.locator(".bv-header-view")).to_contain_text(f"step {step} of", timeout=WAIT_MS)
+    expect(root.locator(".bv-header-view")).to_contain_text(f"step {step}/{len(trace)}",
+                                                            timeout=WAIT_MS)
     assert _shown_batch(root) == _batch_keys(trace, step)
     rows = root.locator(".bv-agenda-table table.bv-agenda tbody tr")
     expect(rows).to_have_count(len(s.agenda))
     chosen = root.locator(".bv-agenda-table tr.bv-chosen")
     expect(chosen).to_have_count(1)
-    expect(chosen).to_contain_text(s.signature_name)
+    expect(chosen).to_contain_text(trace.display_name(s.signature))
     expect(root.locator(".bv-batch-details")).to_contain_text(f"batch {step}")
 
 
@@ -121,8 +122,8 @@ def test_figure1_notebook_steps_plays_and_compares(page, jupyterlab_server, trac
     panes = [cmp.locator(".bv-pane-0"), cmp.locator(".bv-pane-1")]
     summary = cmp.locator(".bv-compare-summary table.bv-summary tbody tr")
     expect(summary).to_have_count(2)
-    expect(summary.nth(0)).to_contain_text("1 \u00d7 matmul-U#13-4x1")
-    expect(summary.nth(1)).to_contain_text("2 \u00d7 matmul-W#3-7x1")
+    expect(summary.nth(0)).to_contain_text("1 \u00d7 matmul\u00b7U")
+    expect(summary.nth(1)).to_contain_text("2 \u00d7 matmul\u00b7W")
     _check_step(panes[0], traces["depth"], 12)
     _check_step(panes[1], traces["agenda"], 12)
     _shot(page, "stepper-04-compare-step12", cmp)
@@ -172,7 +173,7 @@ def test_saved_stepper_page_steps_and_plays_offline(static_page, tmp_path, trace
     root = page.locator(".bv-pane-0")
     t = traces["agenda"]
     _check_step(root, t, 0)
-    expect(root.locator(".bv-step-label")).to_have_text(f"0 / {len(t)}")
+    expect(root.locator(".bv-step-label")).to_have_text(f"0/{len(t)}")
     expect(root.locator("button.bv-step-back")).to_be_disabled()
 
     root.locator("button.bv-step-forward").click()
@@ -187,12 +188,14 @@ def test_saved_stepper_page_steps_and_plays_offline(static_page, tmp_path, trace
     _check_step(root, t, 19)
     assert _shown_batch(root) == ["n14", "n35", "n60"]  # the three output layers, together
     screenshot(page, "static-02-agenda-step19")
-    # "actual size" only swaps a CSS class: the picture keeps its content, grows, and scrolls
+    # "actual size" only swaps a CSS class: the picture keeps its content and is drawn at its
+    # natural size (1 pt = 4/3 px), which it may scroll in; fitted, it is never larger
     graph = root.locator(".bv-graph")
     fitted = graph.locator("svg").bounding_box()["width"]
+    natural = float(graph.locator("svg").get_attribute("width").removesuffix("pt")) * 4 / 3
     root.locator("input.bv-zoom").check()
     expect(graph).to_have_class(re.compile(r"\bbv-actual-size\b"))
-    assert graph.locator("svg").bounding_box()["width"] > fitted
+    assert fitted <= graph.locator("svg").bounding_box()["width"] == pytest.approx(natural, abs=1)
     root.locator("input.bv-zoom").uncheck()
     expect(graph).not_to_have_class(re.compile(r"\bbv-actual-size\b"))
 
@@ -200,7 +203,7 @@ def test_saved_stepper_page_steps_and_plays_offline(static_page, tmp_path, trace
     root.locator("select.bv-speed").select_option(label="8 steps/s")
     root.locator("button.bv-play").click()
     expect(root).to_have_attribute("data-playing", "true")
-    expect(root.locator(".bv-step-label")).to_have_text(f"{len(t)} / {len(t)}", timeout=WAIT_MS)
+    expect(root.locator(".bv-step-label")).to_have_text(f"{len(t)}/{len(t)}", timeout=WAIT_MS)
     expect(root).not_to_have_attribute("data-playing", "true")
     expect(root.locator(".bv-agenda-table")).to_contain_text("The agenda is empty")
     assert _shown_batch(root) == []
@@ -224,8 +227,8 @@ def test_saved_compare_page_links_and_unlinks(static_page, tmp_path, traces):
     _check_step(depth, traces["depth"], 12)
     _check_step(agenda, traces["agenda"], 12)  # linked: followed
     rows = page.locator("table.bv-summary tbody tr")
-    expect(rows.nth(0)).to_contain_text("1 \u00d7 matmul-U#13-4x1")
-    expect(rows.nth(1)).to_contain_text("2 \u00d7 matmul-W#3-7x1")
+    expect(rows.nth(0)).to_contain_text("1 \u00d7 matmul\u00b7U")
+    expect(rows.nth(1)).to_contain_text("2 \u00d7 matmul\u00b7W")
     screenshot(page, "static-04-compare-step12")
 
     link.uncheck()
@@ -238,6 +241,6 @@ def test_saved_compare_page_links_and_unlinks(static_page, tmp_path, traces):
     # past the agenda's last step the shorter pane stops at its end
     depth.locator("input.bv-slider").fill("27")
     _check_step(depth, traces["depth"], 27)
-    expect(agenda.locator(".bv-step-label")).to_have_text(f"{len(traces['agenda'])} / {len(traces['agenda'])}")
+    expect(agenda.locator(".bv-step-label")).to_have_text(f"{len(traces['agenda'])}/{len(traces['agenda'])}")
     screenshot(page, "static-05-compare-depth27")
     assert page.bv_errors == []

@@ -57,7 +57,8 @@ print(json.dumps(steps))
 
 def side_steps(root: Path, task: str, quick: bool, repeat: int) -> list:
     """Step seconds of ``task`` (agenda) in the checkout at ``root``, in a fresh process."""
-    env = dict(os.environ, PYTHONPATH=str(root))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(root)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
     if task == "overhead":
         out = subprocess.run([sys.executable, "-c", OVERHEAD_STEPS,
                               "quick" if quick else "full", str(repeat)],

@@ -5,10 +5,13 @@ A module of its own, imported as ``from helpers import ...``: ``conftest.py`` is
 plugin file, and a second ``conftest`` (the tutorials' one) takes its place in
 ``sys.modules`` when ``pytest tests tutorials`` collects both folders, so names imported
 from ``conftest`` would come from the wrong file."""
+import contextlib
 import re
 from pathlib import Path
 
 import pytest
+
+import batchviz as bv
 
 try:
     import tomllib
@@ -49,3 +52,11 @@ def requirement_name(requirement: str) -> str:
     """The distribution a requirement names, normalised: ``"Jupyter_Lab>=4"`` -> ``jupyter-lab``."""
     name = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement).group(1)
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def warns_on_numpy(*args, **kwargs):
+    """``pytest.warns(...)`` on NumPy; nothing on CuPy, whose kernels report no
+    floating-point errors (NaN and infinity made there are found by ``bv.check_numerics``)."""
+    if bv.get_backend() == "numpy":
+        return pytest.warns(*args, **kwargs)
+    return contextlib.nullcontext()

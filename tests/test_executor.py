@@ -1,10 +1,11 @@
 """The executor (batchviz.execute): each kind of read carried out forward (the block the
-kernel sees) and backward (the gradient added where the arguments live), against plain
-NumPy oracles; and what a run and a backward pass leave and reach."""
+kernel sees) and backward (the gradient added where the arguments live), on the current
+backend, against plain NumPy oracles; and what a run and a backward pass leave and reach."""
 import numpy as np
 import pytest
 
 import batchviz as bv
+from batchviz.backend import state, to_numpy
 from batchviz.execute.backward import add_gradient
 from batchviz.execute.forward import read_block
 from batchviz.execute.memory import copy_index
@@ -23,21 +24,25 @@ class FakeGraph:
 
 class FakeParam:
     def __init__(self, values):
-        self.array = np.asarray(values, dtype=float)
+        self.array = state.xp.asarray(values, dtype=float)
         self.shape = self.array.shape
-        self.grad = np.zeros_like(self.array)
+        self.grad = state.xp.zeros_like(self.array)
 
     def grad_array(self):
         return self.grad
 
 
 def arenas():
-    return [RNG.normal(size=40), RNG.normal(size=30)]
+    return [state.xp.asarray(RNG.normal(size=n)) for n in (40, 30)]
+
+
+def zeros_like(arrays):
+    return [state.xp.zeros(a.size) for a in arrays]
 
 
 def oracle_gather(arrays, pieces):
     """``pieces``: (arena, start, size) per argument, in batch order."""
-    return np.concatenate([arrays[a][s:s + n] for a, s, n in pieces])
+    return np.concatenate([to_numpy(arrays[a])[s:s + n] for a, s, n in pieces])
 
 
 def oracle_scatter(shapes, pieces, grad):
@@ -69,41 +74,43 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_each_read_gives_the_block_and_takes_its_gradient_back(name):
     read, pieces = CASES[name]
-    arrays = arenas()
-    block, index = read_block(FakeGraph({}), arrays, read, np)
-    np.testing.assert_array_equal(np.asarray(block).reshape(-1), oracle_gather(arrays, pieces))
+    arrays, xp = arenas(), state.xp
+    block, index = read_block(FakeGraph({}), arrays, read, xp)
+    np.testing.assert_array_equal(to_numpy(block).reshape(-1), oracle_gather(arrays, pieces))
     grad = RNG.normal(size=sum(n for _, _, n in pieces))
-    grads = [np.zeros(a.size) for a in arrays]
-    add_gradient(FakeGraph({}), grads, read, grad, index, np)
+    grads = zeros_like(arrays)
+    add_gradient(FakeGraph({}), grads, read, xp.asarray(grad), index, xp)
     want = oracle_scatter([a.size for a in arrays], pieces, grad)
     for got, expected in zip(grads, want):
-        np.testing.assert_allclose(got, expected, rtol=1e-12)  # a node read twice: added twice
+        np.testing.assert_allclose(to_numpy(got), expected, rtol=1e-12)  # read twice: added twice
 
 
 def test_a_view_and_a_strided_view_read_in_place():
-    arrays = arenas()
-    view, _ = read_block(FakeGraph({}), arrays, View(0, 4, 12), np)
-    strided, _ = read_block(FakeGraph({}), arrays, Strided(0, 2, 3, 2, 5), np)
-    assert np.shares_memory(view, arrays[0]) and np.shares_memory(strided, arrays[0])
-    copied, index = read_block(FakeGraph({}), arrays, CASES["copy"][0], np)
-    assert not np.shares_memory(copied, arrays[0])
-    assert index[1] == 1 and np.array_equal(index[0], copy_index(np.array([9, 1, 30]), 3)[0])
+    arrays, xp = arenas(), state.xp
+    view, _ = read_block(FakeGraph({}), arrays, View(0, 4, 12), xp)
+    strided, _ = read_block(FakeGraph({}), arrays, Strided(0, 2, 3, 2, 5), xp)
+    assert xp.shares_memory(view, arrays[0]) and xp.shares_memory(strided, arrays[0])
+    copied, index = read_block(FakeGraph({}), arrays, CASES["copy"][0], xp)
+    assert not xp.shares_memory(copied, arrays[0])
+    assert index[1] == 1 and np.array_equal(
+        to_numpy(index[0]), to_numpy(copy_index(np.array([9, 1, 30]), 3)[0]))
 
 
 def test_shared_and_stacked_parameters():
     W, b = FakeParam(RNG.normal(size=(2, 3))), FakeParam(RNG.normal(size=3))
-    graph, arrays = FakeGraph({7: W, 8: b}), arenas()
-    block, _ = read_block(graph, arrays, Shared(7), np)
+    graph, arrays, xp = FakeGraph({7: W, 8: b}), arenas(), state.xp
+    block, _ = read_block(graph, arrays, Shared(7), xp)
     assert block is W.array
-    add_gradient(graph, [np.zeros(40), np.zeros(30)], Shared(7), np.ones((2, 3)), None, np)
-    np.testing.assert_array_equal(W.grad, np.ones((2, 3)))
+    add_gradient(graph, zeros_like(arrays), Shared(7), xp.ones((2, 3)), None, xp)
+    np.testing.assert_array_equal(to_numpy(W.grad), np.ones((2, 3)))
     stack = Stack(((None, 8, 3), (0, 5, 3), (None, 8, 3)))  # b, a node, b again
-    block, _ = read_block(graph, arrays, stack, np)
-    np.testing.assert_array_equal(block, np.concatenate([b.array, arrays[0][5:8], b.array]))
-    grads = [np.zeros(40), np.zeros(30)]
-    add_gradient(graph, grads, stack, np.arange(9.0), None, np)
-    np.testing.assert_array_equal(b.grad, np.arange(3.0) + np.arange(6.0, 9.0))
-    np.testing.assert_array_equal(grads[0][5:8], [3.0, 4.0, 5.0])
+    block, _ = read_block(graph, arrays, stack, xp)
+    b_values, first = to_numpy(b.array), to_numpy(arrays[0])
+    np.testing.assert_array_equal(to_numpy(block), np.concatenate([b_values, first[5:8], b_values]))
+    grads = zeros_like(arrays)
+    add_gradient(graph, grads, stack, xp.arange(9.0), None, xp)
+    np.testing.assert_array_equal(to_numpy(b.grad), np.arange(3.0) + np.arange(6.0, 9.0))
+    np.testing.assert_array_equal(to_numpy(grads[0])[5:8], [3.0, 4.0, 5.0])
 
 
 @pytest.mark.parametrize("read", [View(0, 0, 12), Strided(0, 0, 2, 6, 10),
@@ -111,17 +118,18 @@ def test_shared_and_stacked_parameters():
 def test_a_gradient_of_a_band_of_rows_lands_in_those_rows_only(read):
     """BlockGradient (lstm_h's gradient of its gates' o block): added into its rows of the
     view, or made dense for a copy."""
-    grads = [np.zeros(40), np.zeros(30)]
+    xp, arrays = state.xp, arenas()
+    grads = zeros_like(arrays)
     values = RNG.normal(size=(2, 2))
-    grad = BlockGradient((2, 6), 2, 4, values)
-    _, index = read_block(FakeGraph({}), arenas(), read, np)
-    add_gradient(FakeGraph({}), grads, read, grad, index, np)
-    dense = grad.dense(np)
+    grad = BlockGradient((2, 6), 2, 4, xp.asarray(values))
+    _, index = read_block(FakeGraph({}), arrays, read, xp)
+    add_gradient(FakeGraph({}), grads, read, grad, index, xp)
+    dense = to_numpy(grad.dense(xp))
     starts = {"View": [0, 6], "Strided": [0, 10], "Copy": [10, 0]}[type(read).__name__]
     want = np.zeros(40)
     for row, start in zip(dense, starts):
         want[start:start + 6] += row
-    np.testing.assert_allclose(grads[0], want, rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(grads[0]), want, rtol=1e-12)
 
 
 def test_a_run_leaves_its_plan_and_what_backward_needs():

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 
-import nbformat
 import pytest
 
 import batchviz as bv
@@ -19,7 +18,9 @@ from batchviz.examples import figure1
 from batchviz.signature_names import SEPARATOR
 from batchviz.widgets.svgtext import MIN_TEXT_PX
 
-from .jupyterlab import assert_no_widget_errors, open_notebook, run_all_cells, screenshot
+nbformat = pytest.importorskip("nbformat", reason="the browser tests write a notebook with nbformat")
+
+from .jupyterlab import assert_no_widget_errors, open_notebook, run_all_cells, screenshot  # noqa: E402
 
 pytestmark = pytest.mark.browser
 

@@ -17,7 +17,7 @@ from batchviz.schedule import PendingView, resolve_strategy
 
 from .common import best_of, format_table, machine_info
 
-STRATEGIES = ("none", "depth", "agenda", "lookahead")
+STRATEGIES = ("none", "depth", "agenda", "lookahead", "layout")
 FULL = dict(instances=64, length=40, vocab=1000, embed=200, hidden=256, labels=300)
 QUICK = dict(instances=8, length=8, vocab=100, embed=16, hidden=16, labels=10)
 
@@ -143,7 +143,8 @@ def run(quick: bool = False) -> dict:
                         "copies", "copies avoided", "fwd+bwd s"], rows))
     print(f"ratios (one run): none/agenda {forward_backward['none'] / forward_backward['agenda']:.1f}x, "
           f"depth/agenda {forward_backward['depth'] / forward_backward['agenda']:.2f}x, "
-          f"agenda/lookahead {forward_backward['agenda'] / forward_backward['lookahead']:.2f}x")
+          f"agenda/lookahead {forward_backward['agenda'] / forward_backward['lookahead']:.2f}x, "
+          f"agenda/layout {forward_backward['agenda'] / forward_backward['layout']:.2f}x")
     return {
         "task": "overhead",
         "machine": machine_info(),

@@ -143,8 +143,7 @@ def run(quick: bool = False) -> dict:
                         "copies", "copies avoided", "fwd+bwd s"], rows))
     print(f"ratios (one run): none/agenda {forward_backward['none'] / forward_backward['agenda']:.1f}x, "
           f"depth/agenda {forward_backward['depth'] / forward_backward['agenda']:.2f}x, "
-          f"agenda/lookahead {forward_backward['agenda'] / forward_backward['lookahead']:.2f}x, "
-          f"agenda/layout {forward_backward['agenda'] / forward_backward['layout']:.2f}x")
+          f"agenda/lookahead {forward_backward['agenda'] / forward_backward['lookahead']:.2f}x")
     return {
         "task": "overhead",
         "machine": machine_info(),

@@ -65,8 +65,9 @@ from .lookahead import LookaheadBatching, SafeFirst, SignatureLevels
 def lay_out(view, batches: list) -> list:
     """``batches`` (a valid schedule of ``view``) laid out for their readers: the same
     batches, reordered, each with its nodes sorted by their first read (see the module
-    docstring). Node by node in plain Python: the reference for :func:`lay_out_flat`.
-    (Per-node lists are indexed by local id, ``node - view.start``.)"""
+    docstring). Node by node in plain Python: the reference for its vectorized twin,
+    ``layout_arrays.lay_out_flat``. (Per-node lists are indexed by local id,
+    ``node - view.start``.)"""
     n_batches, start, args = len(batches), view.start, view.args
     batch_of = [-1] * (view.end - start)  # -1: a parameter, not scheduled
     for k, batch in enumerate(batches):
@@ -204,7 +205,10 @@ def first_readers(view, batches: list) -> list:
 
 
 class LayoutBatching(AgendaStrategy):
-    """The lookahead's batches, laid out for their readers (see the module docstring)."""
+    """The lookahead's batches, laid out for their readers: each batch's nodes in the order
+    they are read first, each batch as late as its readers allow (the module
+    ``batchviz.schedule.layout`` and the concept page "Laying out batches for their
+    readers" explain why)."""
 
     name = "layout"
     trusted = True
@@ -215,21 +219,21 @@ class LayoutBatching(AgendaStrategy):
     def schedule(self, view):
         if view.decisions is not None:  # a trace: run the plan on the agenda, recording it
             return run_agenda(view, self.rule(view), view.decisions)
-        if self.batching.large_batches(view):
-            return self.schedule_flat(view).batches()
         return self.plan(view)
 
     def schedule_flat(self, view) -> FlatSchedule:
-        if self.batching.large_batches(view):
-            return lay_out_flat(view, self.batching.schedule_flat(view))
-        return FlatSchedule.of(self.plan(view))
+        if view.is_small():
+            return FlatSchedule.of(self.plan(view))
+        return lay_out_flat(view, self.batching.schedule_flat(view))
 
     def plan(self, view) -> list:
-        """The schedule, node by node: the lookahead's batches (its readable loop), laid out
-        by :func:`lay_out`."""
-        return lay_out(view, run_agenda(view, self.batching.rule(view)))
+        """The schedule: the lookahead's batches, laid out by the backward walk - node by
+        node for a few nodes, a batch at a time with NumPy for more (the same result)."""
+        if view.is_small():
+            return lay_out(view, run_agenda(view, self.batching.rule(view)))
+        return self.schedule_flat(view).batches()
 
     def rule(self, view) -> Rule:
-        plan = self.schedule_flat(view).batches()
+        plan = self.plan(view)
         safety = SafeFirst(SignatureLevels(view), view, AgendaBatching().priority(view))
         return PlannedLayout(plan, view, safety)

@@ -31,9 +31,14 @@ that walks the schedule *backwards*, from the last batch to the first:
 
 This reorders nothing a node depends on: a batch is placed only after all batches that
 read it, so every argument still runs first, and the batches themselves, the sets of
-nodes, are the lookahead's. The traces show the result: the strategy runs its plan on the
-agenda (:class:`PlannedLayout`), and each step says whether the batch was *safe* (cost no
-batch beyond the bound) and which batch reads it first.
+nodes, are the lookahead's. (One shortcut: on a view of a few hundred nodes - a parser
+runs forward at every step - the agenda's batches are taken when they are one batch per
+signature, since no schedule has fewer, and the agenda costs half as much as the
+lookahead's look down the graph.)
+
+The traces show the result: the strategy runs its plan on the agenda
+(:class:`PlannedLayout`), and each step says whether the batch was *safe* (cost no batch
+beyond the bound) and which batch reads it first.
 
 What it cannot avoid: a batch that merges nodes reading different producers at one
 position (a naive LSTM's ``f*c`` and ``i*u`` in one ``cmult`` batch: ``c`` comes from the
@@ -66,59 +71,78 @@ def lay_out(view, batches: list) -> list:
     """``batches`` (a valid schedule of ``view``) laid out for their readers: the same
     batches, reordered, each with its nodes sorted by their first read (see the module
     docstring). Node by node in plain Python: the reference for its vectorized twin,
-    ``layout_arrays.lay_out_flat``. (Per-node lists are indexed by local id,
-    ``node - view.start``.)"""
-    n_batches, start, args = len(batches), view.start, view.args
-    batch_of = [-1] * (view.end - start)  # -1: a parameter, not scheduled
-    for k, batch in enumerate(batches):
-        for node in batch:
-            batch_of[node - start] = k
-    # a batch can be placed once every read of its nodes is placed, and the next batch of
-    # its signature (batches of one signature keep their order)
-    unplaced = [0] * n_batches
-    for batch in batches:
-        for node in batch:
-            for a in args[node]:
-                if a >= start and batch_of[a - start] >= 0:
-                    unplaced[batch_of[a - start]] += 1
-    previous = previous_of_signature([view.signature[b[0]] for b in batches])
-    for k in previous:
-        if k >= 0:
-            unplaced[k] += 1
-    # per node, its first read placed so far: (slot of the reader, place in the reader);
-    # nodes never read come after every read, in creation order
-    first_read = [(n_batches, 0, k) for k in range(len(batch_of))]
-    available: list = []  # per batch its first read, negated (the one read last on top)
+    ``layout_arrays.lay_out_flat``."""
+    walk = _Walk(view, batches)
+    for slot in range(len(batches) - 1, -1, -1):
+        walk.place(slot)
+    return walk.placed
 
-    def make_available(k):
-        slot, a, b = min(first_read[node - start] for node in batches[k])
-        heapq.heappush(available, (-slot, -a, -b, k))
 
-    for k in range(n_batches):
-        if unplaced[k] == 0:
-            make_available(k)
-    together = node_major_signatures(view)
-    placed = [None] * n_batches
-    for slot in range(n_batches - 1, -1, -1):
-        k = heapq.heappop(available)[-1]
-        nodes = placed[slot] = sorted(batches[k], key=lambda node: first_read[node - start])
-        node_major = view.signature[nodes[0]] in together
+class _Walk:
+    """The backward walk's state. Per-node lists are indexed by local id,
+    ``node - view.start``."""
+
+    def __init__(self, view, batches: list):
+        self.view, self.batches, self.start = view, batches, view.start
+        self.batch_of = [-1] * (view.end - view.start)  # -1: a parameter, not scheduled
+        for k, batch in enumerate(batches):
+            for node in batch:
+                self.batch_of[node - self.start] = k
+        # a batch can be placed once every read of its nodes is placed, and the next batch
+        # of its signature (batches of one signature keep their order)
+        self.unplaced = [0] * len(batches)
+        for batch in batches:
+            for node in batch:
+                for _, producer in self.reads(node):
+                    self.unplaced[producer] += 1
+        self.previous = previous_of_signature([view.signature[b[0]] for b in batches])
+        for k in self.previous:
+            if k >= 0:
+                self.unplaced[k] += 1
+        # per node, its first read placed so far: (slot of the reader, place in the
+        # reader); nodes never read come after every read, in creation order
+        self.first_read = [(len(batches), 0, k) for k in range(len(self.batch_of))]
+        self.available: list = []  # per batch its first read, negated: the last on top
+        for k in range(len(batches)):
+            if self.unplaced[k] == 0:
+                self.make_available(k)
+        self.together = node_major_signatures(view)
+        self.placed: list = [None] * len(batches)
+
+    def reads(self, node):
+        """``(position, batch)`` of each argument of ``node`` computed in this schedule."""
+        start, batch_of = self.start, self.batch_of
+        for position, a in enumerate(self.view.args[node]):
+            if a >= start and batch_of[a - start] >= 0:  # not a parameter or an earlier run's
+                yield position, batch_of[a - start]
+
+    def make_available(self, k: int) -> None:
+        slot, a, b = min(self.first_read[node - self.start] for node in self.batches[k])
+        heapq.heappush(self.available, (-slot, -a, -b, k))
+
+    def place(self, slot: int) -> None:
+        """Place the available batch read last at ``slot``: its nodes in the order of their
+        first read; then record its reads of its arguments."""
+        k = heapq.heappop(self.available)[-1]
+        start, first_read, args = self.start, self.first_read, self.view.args
+        nodes = sorted(self.batches[k], key=lambda node: first_read[node - start])
+        self.placed[slot] = nodes
+        node_major = self.view.signature[nodes[0]] in self.together
         for index, node in enumerate(nodes):
-            for position, a in enumerate(args[node]):
-                producer = batch_of[a - start] if a >= start else -1
-                if producer < 0:  # a parameter, or a node computed by an earlier run
-                    continue
+            for position, producer in self.reads(node):
+                a = args[node][position] - start
                 read = (slot, index, position) if node_major else (slot, position, index)
-                if read < first_read[a - start]:
-                    first_read[a - start] = read
-                unplaced[producer] -= 1
-                if unplaced[producer] == 0:
-                    make_available(producer)
-        if previous[k] >= 0:
-            unplaced[previous[k]] -= 1
-            if unplaced[previous[k]] == 0:
-                make_available(previous[k])
-    return placed
+                if read < first_read[a]:
+                    first_read[a] = read
+                self.release(producer)
+        if self.previous[k] >= 0:
+            self.release(self.previous[k])
+
+    def release(self, k: int) -> None:
+        """One more read of batch ``k`` (or its successor) is placed."""
+        self.unplaced[k] -= 1
+        if self.unplaced[k] == 0:
+            self.make_available(k)
 
 
 def node_major_signatures(view) -> set:
@@ -126,6 +150,12 @@ def node_major_signatures(view) -> set:
     (``Op.one_gather``, e.g. ``esum``): their arguments are laid out node by node."""
     infos = view.graph.sigtab.infos
     return {s for s, info in enumerate(infos) if info.op.one_gather}
+
+
+def one_batch_per_signature(signatures: list) -> bool:
+    """Whether a schedule whose batches have these ``signatures`` runs each signature in one
+    batch: then no schedule has fewer batches (each signature needs at least one)."""
+    return len(set(signatures)) == len(signatures)
 
 
 def previous_of_signature(signatures: list) -> list:
@@ -215,6 +245,7 @@ class LayoutBatching(AgendaStrategy):
 
     def __init__(self):
         self.batching = LookaheadBatching()
+        self.agenda = AgendaBatching()
 
     def schedule(self, view):
         if view.decisions is not None:  # a trace: run the plan on the agenda, recording it
@@ -224,14 +255,29 @@ class LayoutBatching(AgendaStrategy):
     def schedule_flat(self, view) -> FlatSchedule:
         if view.is_small():
             return FlatSchedule.of(self.plan(view))
-        return lay_out_flat(view, self.batching.schedule_flat(view))
+        return lay_out_flat(view, self.batches(view))
 
     def plan(self, view) -> list:
-        """The schedule: the lookahead's batches, laid out by the backward walk - node by
-        node for a few nodes, a batch at a time with NumPy for more (the same result)."""
-        if view.is_small():
-            return lay_out(view, run_agenda(view, self.batching.rule(view)))
-        return self.schedule_flat(view).batches()
+        """The schedule: :meth:`batches`, laid out by the backward walk - node by node for
+        a few nodes, a batch at a time with NumPy for more (the same result)."""
+        if not view.is_small():
+            return self.schedule_flat(view).batches()
+        batches = run_agenda(view, self.agenda.rule(view))  # (never recorded)
+        if not one_batch_per_signature([view.signature[b[0]] for b in batches]):
+            batches = run_agenda(view, self.batching.rule(view))
+        return lay_out(view, batches)
+
+    def batches(self, view) -> FlatSchedule:
+        """Which nodes run together: the lookahead's batches; or, on a view of fewer than
+        ``AgendaBatching.BATCHED_MIN_NODES`` nodes, the agenda's when they are one batch per
+        signature - no schedule has fewer, and the agenda costs less than the lookahead's
+        look down the graph (a parser runs forward at every step on a few hundred nodes)."""
+        if view.end - view.start < AgendaBatching.BATCHED_MIN_NODES:
+            agenda = self.agenda.schedule_flat(view)
+            first = agenda.order[agenda.starts()] - view.start
+            if one_batch_per_signature(view.arrays().sig[first].tolist()):
+                return agenda
+        return self.batching.schedule_flat(view)
 
     def rule(self, view) -> Rule:
         plan = self.plan(view)

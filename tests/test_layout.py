@@ -1,5 +1,5 @@
-"""Layout batching (batchviz/schedule/layout.py): valid schedules made of exactly the
-lookahead's batches; the vectorized walk equal to the readable one; a read the layout
+"""Layout batching (batchviz/schedule/layout.py): valid schedules made of the lookahead's
+batches (or the agenda's, where they are one batch per signature); the vectorized walk equal to the readable one; a read the layout
 promises as a view is a view in the plan; the batch counts (at the lower bound) and the
 elements copied (no more than the agenda's) pinned on small versions of the benchmark
 graphs; and the decisions a trace shows. Values and gradients equal to unbatched execution
@@ -63,10 +63,26 @@ def test_schedules_are_valid_and_made_of_the_lookaheads_or_optimal_agenda_batche
     validate_schedule(view, batches)
     agenda = AgendaBatching().schedule(view)
     signatures = {view.signature[i] for i in view.nodes}
-    if len(view) < AgendaBatching.BATCHED_MIN_NODES and len(agenda) == len(signatures):
+    if view.end - view.start < AgendaBatching.BATCHED_MIN_NODES and len(agenda) == len(signatures):
         assert batch_sets(batches) == batch_sets(agenda)  # the fewest possible, cheaply
     else:
         assert batch_sets(batches) == batch_sets(lookahead_batches(view))
+
+
+def test_one_batch_per_signature_is_taken_from_the_agenda():
+    """A minibatch of one-layer MLPs: the agenda runs each signature once, which no schedule
+    can beat, so those are the batches (laid out for their readers)."""
+    model = bv.Model(seed=0)
+    W, b = model.add_parameters((4, 3)), model.add_parameters(4)
+    with bv.Graph("layout") as g:
+        losses = [bv.sum_elems(bv.tanh(W @ bv.input(np.full(3, k)) + b)) for k in range(20)]
+        loss = bv.esum(losses)
+        view = PendingView(g)
+        batches = LayoutBatching().schedule(view)
+        assert len(batches) == len({view.signature[i] for i in view.nodes}) == 6
+        assert batch_sets(batches) == batch_sets(AgendaBatching().schedule(view))
+        assert loss.value() == pytest.approx(sum(float(x.value()) for x in losses))
+        assert g.last_stats.forward.batches == 6
 
 
 # --- the twins ------------------------------------------------------------------------------

@@ -31,10 +31,14 @@ import numpy as np
 
 from .common import bytes_text, format_table, machine_info, results_dir, write_json
 
-STRATEGIES = ("none", "depth", "agenda")
-#: every mode a task may have: the strategies on the naive code, and on the synthetic
-#: task's manually batched code
-MODE_NAMES = STRATEGIES + tuple(f"manual+{s}" for s in STRATEGIES)
+#: the paper's strategies, which the synthetic task also runs on its manually batched code
+PAPER_STRATEGIES = ("none", "depth", "agenda")
+#: the strategies every task runs on the naive code: the paper's, and batchviz's own
+#: (``lookahead``: fewest batches; ``layout``: the lookahead's batches laid out for views)
+STRATEGIES = PAPER_STRATEGIES + ("lookahead", "layout")
+#: every mode a task may have: the strategies on the naive code, and the paper's on the
+#: synthetic task's manually batched code
+MODE_NAMES = STRATEGIES + tuple(f"manual+{s}" for s in PAPER_STRATEGIES)
 #: timed rounds per mode in a full run (``--repeat``); the fastest counts
 ROUNDS = 3
 #: the modes to time (``--modes``); None: all of a task's modes. A run of some modes only

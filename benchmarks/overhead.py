@@ -20,7 +20,7 @@ from batchviz.schedule.lookahead import batch_lower_bound
 
 from .common import best_of, bytes_text, format_table, machine_info
 
-STRATEGIES = ("none", "depth", "agenda", "lookahead")
+STRATEGIES = ("none", "depth", "agenda", "lookahead", "layout")
 FULL = dict(instances=64, length=40, vocab=1000, embed=200, hidden=256, labels=300)
 QUICK = dict(instances=8, length=8, vocab=100, embed=16, hidden=16, labels=10)
 

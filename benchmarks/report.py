@@ -38,7 +38,8 @@ DYNET_CPP = {
     "synthetic": {"none": 46, "depth": 90, "agenda": 92, "manual+none": 120},
     "treelstm": {"none": 209, "depth": 392, "agenda": 418},
 }
-MODE_ORDER = ("none", "depth", "agenda", "manual+none", "manual+depth", "manual+agenda")
+MODE_ORDER = ("none", "depth", "agenda", "lookahead", "layout", "manual+none", "manual+depth",
+              "manual+agenda")
 
 
 def ordered_modes(modes: dict) -> list:

@@ -19,7 +19,7 @@ except ModuleNotFoundError:  # Python 3.10
     tomllib = None
 
 REPO = Path(__file__).resolve().parent.parent
-STRATEGIES = ("none", "depth", "agenda", "lookahead")
+STRATEGIES = ("none", "depth", "agenda", "lookahead", "layout")
 
 
 def assert_central_differences(param, loss_value, analytic, entries, eps=1e-6, rel=1e-5,

@@ -6,6 +6,8 @@ all compute the same thing from it."""
 import importlib.util
 from pathlib import Path
 
+import numpy as np
+
 import batchviz as bv
 
 
@@ -90,6 +92,31 @@ def random_dag_losses(P, rng, n_nodes):
         pool.append(x)
     picks = rng.choice(len(pool), size=min(4, len(pool)), replace=False)
     return [bv.pickneglogsoftmax(pool[int(i)], int(rng.integers(0, d))) for i in picks]
+
+
+def mixed_graph(seed: int, instances: int, evaluate_first: bool):
+    """Random RNNs, trees and DAGs of mixed ops, several per graph so that batches form.
+    With ``evaluate_first``, one loss runs before the rest is built: the view then starts
+    after the nodes that have run, and its edges to them are not pending."""
+    rng = np.random.default_rng(seed)
+    P = Params(bv.Model(seed=seed))
+    g = bv.Graph("agenda")
+    with g:
+        losses = []
+        for k in range(instances):
+            kind = k % 3
+            if kind == 0:
+                losses.append(rnn_loss(P, list(rng.integers(0, 7, size=int(rng.integers(1, 6)))),
+                                       rng.normal(size=2)))
+            elif kind == 1:
+                _, outs = tree_encode(P, random_tree(rng, int(rng.integers(1, 6))))
+                losses.append(bv.esum(outs))
+            else:
+                losses.append(bv.esum(random_dag_losses(P, rng, int(rng.integers(1, 25)))))
+            if evaluate_first and k == instances // 2:
+                losses[-1].value()
+        bv.esum(losses)
+    return g
 
 
 def load_tutorial_graphs():

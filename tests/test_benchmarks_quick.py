@@ -27,7 +27,7 @@ def test_quick_run_writes_the_results_json(task, tmp_path, capsys):
     assert payload["task"] == task and payload["rounds"] == 1
     assert payload["machine"]["gemm_flops_per_s"] > 0
     modes = payload["results"]
-    expected = {"none", "depth", "agenda"}
+    expected = {"none", "depth", "agenda", "lookahead", "layout"}
     if task == "synthetic":
         expected |= {"manual+none", "manual+depth", "manual+agenda"}
     assert set(modes) == expected

@@ -30,7 +30,8 @@ sys.path.insert(0, str(DOCS / "_ext"))
 from readme_links import rewrite_readme  # noqa: E402  (docs/_ext is not a package)
 
 IN_CI = os.environ.get("CI") == "true"
-CONCEPT_PAGES = ["lazy-graphs", "signatures", "depth-vs-agenda", "optimum", "contiguous-memory"]
+CONCEPT_PAGES = ["lazy-graphs", "signatures", "depth-vs-agenda", "optimum", "contiguous-memory",
+                 "layout"]
 
 
 def missing_tools() -> list[str]:

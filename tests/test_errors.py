@@ -131,7 +131,7 @@ def test_register_strategy_with_swapped_arguments_says_which_is_which(registry):
     with pytest.raises(ValueError) as excinfo:
         bv.Graph(strategy="drop")
     message = str(excinfo.value)
-    assert "valid strategies are 'none', 'depth', 'agenda', 'lookahead' (" in message
+    assert "valid strategies are 'none', 'depth', 'agenda', 'lookahead', 'layout' (" in message
     assert "<class" not in message
 
 

@@ -21,13 +21,13 @@ from batchviz.explain.flops import total_flops
 from batchviz.schedule import (AgendaBatching, DepthBatching, FlatSchedule, NoBatching,
                                PendingView, Strategy, average_depths, flat_schedule, run_agenda)
 from batchviz.schedule.arrays import stable_argsort
+from batchviz.schedule.layout import LayoutBatching
 from batchviz.schedule.lookahead import LookaheadBatching, SignatureLevels
 from batchviz.schedule.vectorized import _same_or_minus_one, agenda_batches, depth_batches
 from batchviz.signature import size_of
 from batchviz.trace.record import snapshot_plan
 
-from models import (Params, load_tutorial_graphs, lstm_models_loss, random_dag_losses,
-                    random_tree, rnn_loss, tree_encode)
+from models import load_tutorial_graphs, lstm_models_loss, mixed_graph
 
 SETTINGS = settings(max_examples=30, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -37,31 +37,6 @@ G = load_tutorial_graphs()
 
 
 # --- graphs -------------------------------------------------------------------------------
-
-def mixed_graph(seed: int, instances: int, evaluate_first: bool):
-    """Random RNNs, trees and DAGs of mixed ops, several per graph so that batches form.
-    With ``evaluate_first``, one loss runs before the rest is built: the view then starts
-    after the nodes that have run, and its edges to them are not pending."""
-    rng = np.random.default_rng(seed)
-    P = Params(bv.Model(seed=seed))
-    g = bv.Graph("agenda")
-    with g:
-        losses = []
-        for k in range(instances):
-            kind = k % 3
-            if kind == 0:
-                losses.append(rnn_loss(P, list(rng.integers(0, 7, size=int(rng.integers(1, 6)))),
-                                       rng.normal(size=2)))
-            elif kind == 1:
-                _, outs = tree_encode(P, random_tree(rng, int(rng.integers(1, 6))))
-                losses.append(bv.esum(outs))
-            else:
-                losses.append(bv.esum(random_dag_losses(P, rng, int(rng.integers(1, 25)))))
-            if evaluate_first and k == instances // 2:
-                losses[-1].value()
-        bv.esum(losses)
-    return g
-
 
 graph_params = st.tuples(st.integers(0, 10**6), st.integers(1, 8), st.booleans())
 
@@ -418,7 +393,8 @@ def test_flat_schedule_follows_an_overridden_schedule():
 def check_analyses(graph):
     a = graph_arrays(graph)
     view = PendingView(graph, start=0)
-    for strategy in (NoBatching(), DepthBatching(), AgendaBatching(), LookaheadBatching()):
+    for strategy in (NoBatching(), DepthBatching(), AgendaBatching(), LookaheadBatching(),
+                     LayoutBatching()):
         batches = strategy.schedule(view)
         assert flat_schedule(strategy, view).batches() == batches
         planned = snapshot_plan(graph, batches).copy_counts()

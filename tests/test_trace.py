@@ -64,7 +64,7 @@ def test_batches_are_the_strategys_schedule(strategy):
     expected = resolve_strategy(strategy).schedule(PendingView(g, start=0))
     assert t.batches == [list(b) for b in expected]
     assert t.strategy == strategy
-    assert len(t) == {"none": 61, "depth": 29, "agenda": 23, "lookahead": 23}[strategy]
+    assert len(t) == {"none": 61, "depth": 29, "agenda": 23, "lookahead": 23, "layout": 23}[strategy]
 
 
 def test_agenda_states_replay_the_paper_rule():

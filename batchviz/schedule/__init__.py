@@ -9,13 +9,14 @@ from .agenda import (Agenda, AgendaBatching, AgendaStrategy, LowestAverageDepth,
 from .arrays import PendingArrays
 from .base import FlatSchedule, Schedule, Strategy, flat_schedule, schedule, validate_schedule
 from .decisions import Candidate, Decision, DecisionLog, Rule
+from .layout import LayoutBatching
 from .lookahead import LookaheadBatching
 from .simple import DepthBatching, NoBatching
 from .view import PendingView
 
 #: registered name -> Strategy subclass or object; the built-in ones first
 STRATEGIES: dict[str, type] = {cls.name: cls for cls in (
-    NoBatching, DepthBatching, AgendaBatching, LookaheadBatching)}
+    NoBatching, DepthBatching, AgendaBatching, LookaheadBatching, LayoutBatching)}
 BUILT_IN = frozenset(STRATEGIES)
 
 
@@ -24,9 +25,10 @@ def register_strategy(strategy, name: str | None = None, *, replace: bool = Fals
     ``bv.Graph(strategy=name)``, ``bv.explain(loss, strategies=[name])``. Usable as a
     decorator. ``name`` defaults to the strategy's ``name`` attribute.
 
-    The built-in names (``"none"``, ``"depth"``, ``"agenda"``, ``"lookahead"``) are refused
-    unless ``replace=True``: a student's strategy that happened to be called ``"agenda"``
-    would otherwise silently take the place of the one every notebook compares against.
+    The built-in names (``"none"``, ``"depth"``, ``"agenda"``, ``"lookahead"``, ``"layout"``)
+    are refused unless ``replace=True``: a student's strategy that happened to be called
+    ``"agenda"`` would otherwise silently take the place of the one every notebook compares
+    against.
     A name you registered yourself may be registered again (re-running a notebook cell)."""
     _check_registration(strategy, name)
     key = strategy.name if name is None else name
@@ -106,6 +108,6 @@ def resolve_strategy(strategy) -> Strategy:
 __all__ = ["Strategy", "PendingView", "PendingArrays", "Schedule", "FlatSchedule",
            "flat_schedule", "schedule", "validate_schedule", "register_strategy",
            "resolve_strategy", "STRATEGIES", "NoBatching", "DepthBatching", "AgendaBatching",
-           "average_depths", "LookaheadBatching", "AgendaStrategy", "Agenda", "Rule",
+           "average_depths", "LookaheadBatching", "LayoutBatching", "AgendaStrategy", "Agenda", "Rule",
            "LowestAverageDepth", "Candidate", "Decision", "DecisionLog", "record_decisions",
            "run_agenda"]

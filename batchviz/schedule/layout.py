@@ -1,0 +1,285 @@
+"""Layout batching: the lookahead's batches, laid out in memory the way they will be read.
+
+A schedule answers two questions. *Which nodes run together?* - that decides the number of
+batches, and the lookahead's rule (:mod:`batchviz.schedule.lookahead`) answers it with the
+fewest possible on the models we batch: it meets the lower bound. *In what order?* - the
+order of the batches, and of the nodes inside each batch. That second answer looks like a
+detail, but it is the memory layout: every batch's outputs go into one segment of the
+arena, batch after batch, nodes in batch order (§3.3, :mod:`batchviz.plan.layout`). A later
+batch whose arguments at one position lie back to back there, in its own node order, reads
+them as a *view*; anywhere else they are *copied* into a fresh block first (a gather
+forward, a scatter backward). The lookahead, which lists its nodes in the order they became
+ready, pays for its fewer batches with twice the agenda's copies on a BiLSTM.
+
+The layout policy keeps the lookahead's batches and chooses the order, in a second pass
+that walks the schedule *backwards*, from the last batch to the first:
+
+* **nodes in the order they are read.** When a batch is laid out, every batch that reads
+  it has been laid out already. So its nodes are sorted by where they are read *first*:
+  the batch that reads them (earliest first), then the argument position, then the place
+  of the reading node in that batch. The readers at one position of one later batch then
+  find their arguments back to back, in their own order - a view - and so do the readers
+  at the other positions, since they are sorted the same way (their arguments are
+  *aligned*: the ``i``-th reader's ``h`` and ``c`` sit at the ``i``-th place of both).
+* **batches just before their readers.** Batches are placed from the end, each as late
+  as its readers allow: the next one placed (i.e. the one right before those placed so
+  far) is, among the batches whose readers are all placed, the one whose first read comes
+  last. Batches that one later batch reads together then sit side by side, in the order
+  it reads them - the 8 gate transforms of a naive LSTM step, which one ``logistic`` batch
+  and one ``tanh`` batch read, become one view each. Batches of one signature keep their
+  order (the first, the second, ... batch of a signature, as the lookahead counts them).
+
+This reorders nothing a node depends on: a batch is placed only after all batches that
+read it, so every argument still runs first, and the batches themselves, the sets of
+nodes, are the lookahead's. (One shortcut: on a view of a few hundred nodes - a parser
+runs forward at every step - the agenda's batches are taken when they are one batch per
+signature, since no schedule has fewer, and the agenda costs half as much as the
+lookahead's look down the graph.)
+
+The traces show the result: the strategy runs its plan on the agenda
+(:class:`PlannedLayout`), and each step says whether the batch was *safe* (cost no batch
+beyond the bound) and which batch reads it first.
+
+What it cannot avoid: a batch that merges nodes reading different producers at one
+position (a naive LSTM's ``f*c`` and ``i*u`` in one ``cmult`` batch: ``c`` comes from the
+previous step, ``u`` from this one) copies there, since the producers are separate batches
+that cannot be adjacent; the agenda, running them as two batches, reads two views. And a
+node read by several batches in different orders is laid out for its first reader.
+
+Related work: ED-Batch (Chen et al., ICML 2023) learns the batching policy as a finite
+state machine by reinforcement learning and plans memory with PQ-trees, which find an
+order satisfying a set of "these must be adjacent" constraints. Here the batching rule is
+the lookahead's, and the order constraints come one reader at a time, from the last
+reader backwards, which needs no search: a sort per batch.
+
+Cost: the backward walk is one sort per batch plus one visit per argument edge; on large
+views with large batches it runs a batch at a time with NumPy
+(:mod:`batchviz.schedule.layout_arrays`, the same result).
+"""
+from __future__ import annotations
+
+import heapq
+
+from .agenda import AgendaBatching, AgendaStrategy, run_agenda
+from .base import FlatSchedule
+from .decisions import Rule
+from .layout_arrays import lay_out_flat
+from .lookahead import LookaheadBatching, SafeFirst, SignatureLevels
+
+
+def lay_out(view, batches: list) -> list:
+    """``batches`` (a valid schedule of ``view``) laid out for their readers: the same
+    batches, reordered, each with its nodes sorted by their first read (see the module
+    docstring). Node by node in plain Python: the reference for its vectorized twin,
+    ``layout_arrays.lay_out_flat``."""
+    walk = _Walk(view, batches)
+    for slot in range(len(batches) - 1, -1, -1):
+        walk.place(slot)
+    return walk.placed
+
+
+class _Walk:
+    """The backward walk's state. Per-node lists are indexed by local id,
+    ``node - view.start``."""
+
+    def __init__(self, view, batches: list):
+        self.view, self.batches, self.start = view, batches, view.start
+        self.batch_of = [-1] * (view.end - view.start)  # -1: a parameter, not scheduled
+        for k, batch in enumerate(batches):
+            for node in batch:
+                self.batch_of[node - self.start] = k
+        # a batch can be placed once every read of its nodes is placed, and the next batch
+        # of its signature (batches of one signature keep their order)
+        self.unplaced = [0] * len(batches)
+        for batch in batches:
+            for node in batch:
+                for _, producer in self.reads(node):
+                    self.unplaced[producer] += 1
+        self.previous = previous_of_signature([view.signature[b[0]] for b in batches])
+        for k in self.previous:
+            if k >= 0:
+                self.unplaced[k] += 1
+        # per node, its first read placed so far: (slot of the reader, place in the
+        # reader); nodes never read come after every read, in creation order
+        self.first_read = [(len(batches), 0, k) for k in range(len(self.batch_of))]
+        self.available: list = []  # per batch its first read, negated: the last on top
+        for k in range(len(batches)):
+            if self.unplaced[k] == 0:
+                self.make_available(k)
+        self.together = node_major_signatures(view)
+        self.placed: list = [None] * len(batches)
+
+    def reads(self, node):
+        """``(position, batch)`` of each argument of ``node`` computed in this schedule."""
+        start, batch_of = self.start, self.batch_of
+        for position, a in enumerate(self.view.args[node]):
+            if a >= start and batch_of[a - start] >= 0:  # not a parameter or an earlier run's
+                yield position, batch_of[a - start]
+
+    def make_available(self, k: int) -> None:
+        slot, a, b = min(self.first_read[node - self.start] for node in self.batches[k])
+        heapq.heappush(self.available, (-slot, -a, -b, k))
+
+    def place(self, slot: int) -> None:
+        """Place the available batch read last at ``slot``: its nodes in the order of their
+        first read; then record its reads of its arguments."""
+        k = heapq.heappop(self.available)[-1]
+        start, first_read, args = self.start, self.first_read, self.view.args
+        nodes = sorted(self.batches[k], key=lambda node: first_read[node - start])
+        self.placed[slot] = nodes
+        node_major = self.view.signature[nodes[0]] in self.together
+        for index, node in enumerate(nodes):
+            for position, producer in self.reads(node):
+                a = args[node][position] - start
+                read = (slot, index, position) if node_major else (slot, position, index)
+                if read < first_read[a]:
+                    first_read[a] = read
+                self.release(producer)
+        if self.previous[k] >= 0:
+            self.release(self.previous[k])
+
+    def release(self, k: int) -> None:
+        """One more read of batch ``k`` (or its successor) is placed."""
+        self.unplaced[k] -= 1
+        if self.unplaced[k] == 0:
+            self.make_available(k)
+
+
+def node_major_signatures(view) -> set:
+    """The signatures whose batches read all arguments in one block, node after node
+    (``Op.one_gather``, e.g. ``esum``): their arguments are laid out node by node."""
+    infos = view.graph.sigtab.infos
+    return {s for s, info in enumerate(infos) if info.op.one_gather}
+
+
+def one_batch_per_signature(signatures: list) -> bool:
+    """Whether a schedule whose batches have these ``signatures`` runs each signature in one
+    batch: then no schedule has fewer batches (each signature needs at least one)."""
+    return len(set(signatures)) == len(signatures)
+
+
+def previous_of_signature(signatures: list) -> list:
+    """Per batch (given the signature of each), the index of the batch of the same signature
+    before it, or -1."""
+    last: dict = {}
+    previous = []
+    for k, s in enumerate(signatures):
+        previous.append(last.get(s, -1))
+        last[s] = k
+    return previous
+
+
+class PlannedLayout(Rule):
+    """The layout policy's plan, run on the agenda: at each step the plan's next batch. The
+    key says when the plan runs each group on the agenda (its next batch there) and whether
+    that batch is *safe* (the lookahead's test: no node due in it still waits, so it costs
+    no batch beyond the bound); the words say which batch reads it first."""
+
+    key_names = ("planned batch", "safe")
+
+    def __init__(self, batches: list, view, safety: SafeFirst):
+        self.batches, self.signature, self.safety = batches, view.signature, safety
+        self.step = 0
+        self.upcoming: dict = {}  # signature -> its batches' indices in the plan, in order
+        for k, batch in enumerate(batches):
+            self.upcoming.setdefault(self.signature[batch[0]], []).append(k)
+        self.first_reader = first_readers(view, batches)
+
+    def choose(self, agenda) -> int:
+        return self.signature[self.batches[self.step][0]]
+
+    def nodes(self, signature, agenda):
+        return self.batches[self.step]
+
+    def key(self, signature, agenda) -> tuple:
+        return (self.next_batch(signature), "yes" if self.safety.safe(signature) else "no")
+
+    def next_batch(self, signature) -> int:
+        upcoming = self.upcoming[signature]
+        return upcoming[self.safety.runs[signature]]
+
+    def ran(self, signature, batch, ready) -> None:
+        self.safety.ran(signature, batch, ready)
+        self.step += 1
+
+    def reason(self, chosen, other_keys) -> str:
+        safe = ("safe" if chosen.key[1] == "yes"
+                else "not safe (no group was: this batch is one beyond the bound)")
+        return f"planned now, {safe}; {self.read_by(chosen.key[0])}"
+
+    def waits(self, candidate, chosen) -> str:
+        k = candidate.key[0]
+        if candidate.key[1] == "no":
+            return (f"waits: not safe (nodes due in its next batch still wait for "
+                    f"arguments); planned as batch {k}")
+        return f"waits: planned as batch {k}, {self.read_by(k)}"
+
+    def read_by(self, k: int) -> str:
+        reader = self.first_reader[k]
+        if reader < 0:
+            return "its outputs are not read by a later batch"
+        return f"laid out for batch {reader}, which reads it first"
+
+
+def first_readers(view, batches: list) -> list:
+    """Per batch, the index of the first batch that reads one of its nodes, or -1."""
+    batch_of = {node: k for k, batch in enumerate(batches) for node in batch}
+    first = [-1] * len(batches)
+    for k, batch in enumerate(batches):
+        for node in batch:
+            for a in view.pending_args(node):
+                producer = batch_of[a]
+                if first[producer] < 0:
+                    first[producer] = k
+    return first
+
+
+class LayoutBatching(AgendaStrategy):
+    """The lookahead's batches, laid out for their readers: each batch's nodes in the order
+    they are read first, each batch as late as its readers allow (the module
+    ``batchviz.schedule.layout`` and the concept page "Laying out batches for their
+    readers" explain why)."""
+
+    name = "layout"
+    trusted = True
+
+    def __init__(self):
+        self.batching = LookaheadBatching()
+        self.agenda = AgendaBatching()
+
+    def schedule(self, view):
+        if view.decisions is not None:  # a trace: run the plan on the agenda, recording it
+            return run_agenda(view, self.rule(view), view.decisions)
+        return self.plan(view)
+
+    def schedule_flat(self, view) -> FlatSchedule:
+        if view.is_small():
+            return FlatSchedule.of(self.plan(view))
+        return lay_out_flat(view, self.batches(view))
+
+    def plan(self, view) -> list:
+        """The schedule: :meth:`batches`, laid out by the backward walk - node by node for
+        a few nodes, a batch at a time with NumPy for more (the same result)."""
+        if not view.is_small():
+            return self.schedule_flat(view).batches()
+        batches = run_agenda(view, self.agenda.rule(view))  # (never recorded)
+        if not one_batch_per_signature([view.signature[b[0]] for b in batches]):
+            batches = run_agenda(view, self.batching.rule(view))
+        return lay_out(view, batches)
+
+    def batches(self, view) -> FlatSchedule:
+        """Which nodes run together: the lookahead's batches; or, on a view of fewer than
+        ``AgendaBatching.BATCHED_MIN_NODES`` nodes, the agenda's when they are one batch per
+        signature - no schedule has fewer, and the agenda costs less than the lookahead's
+        look down the graph (a parser runs forward at every step on a few hundred nodes)."""
+        if view.end - view.start < AgendaBatching.BATCHED_MIN_NODES:
+            agenda = self.agenda.schedule_flat(view)
+            first = agenda.order[agenda.starts()] - view.start
+            if one_batch_per_signature(view.arrays().sig[first].tolist()):
+                return agenda
+        return self.batching.schedule_flat(view)
+
+    def rule(self, view) -> Rule:
+        plan = self.plan(view)
+        safety = SafeFirst(SignatureLevels(view), view, AgendaBatching().priority(view))
+        return PlannedLayout(plan, view, safety)

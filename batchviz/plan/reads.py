@@ -127,8 +127,7 @@ def read_of(layout, nodes: tuple, sizes, batch_axis: bool, block: int = 0):
             read = _whole_batches(layout, nodes, sizes, block)
             if read is not None:
                 return read
-    return read_at(layout, nodes, [layout.address_of(a, block) for a in nodes], sizes,
-                   batch_axis)
+    return read_at(layout, nodes, layout.addresses_of(nodes, block), sizes, batch_axis)
 
 
 def read_at(layout, nodes: tuple, addresses: list, sizes, batch_axis: bool):

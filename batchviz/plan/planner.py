@@ -93,13 +93,13 @@ def plan_batch(graph, layout: Layout, batch: list, sizes, every_gradient: bool =
     else:  # one C call per batch instead of a Python loop over its nodes
         attrs, args = itemgetter(*batch)(graph.attrs), itemgetter(*batch)(graph.args)
     together = op.one_gather and isinstance(sizes, int)
+    positions = _argument_nodes(args, together)  # per read, its argument nodes
     if together:
-        reads, in_shapes, counts = _read_together(layout, args, sizes)
+        reads, in_shapes, counts = _read_together(layout, args, positions[0], sizes)
     else:
-        reads, counts = _read_positions(graph, layout, info, args, sizes), None
+        reads, counts = _read_positions(graph, layout, info, positions, sizes), None
         in_shapes = _kernel_shapes(graph, info, args, reads, sizes)
-    origins = tuple(_origin(layout, read, nodes) for read, nodes
-                    in zip(reads, _argument_nodes(args, together)))
+    origins = tuple(_origin(layout, read, nodes) for read, nodes in zip(reads, positions))
     needs = tuple(type(read) is Shared or any(b < 0 or layout.batches[b].requires_grad
                                               for b in origin)
                   for read, origin in zip(reads, origins))
@@ -115,10 +115,10 @@ def plan_batch(graph, layout: Layout, batch: list, sizes, every_gradient: bool =
                      bool(info.shared) or any(needs) or every_gradient, together, counts)
 
 
-def _read_positions(graph, layout: Layout, info, args: tuple, sizes) -> list:
-    """Every argument position read on its own: a shared argument once, the others with
-    the read that the layout allows (a view when they lie right, §3.3)."""
-    positions = [(a,) for a in args[0]] if len(args) == 1 else list(zip(*args))
+def _read_positions(graph, layout: Layout, info, positions: list, sizes) -> list:
+    """Every argument position (``positions``: each one's nodes) read on its own: a shared
+    argument once, the others with the read that the layout allows (a view when they lie
+    right, §3.3)."""
     elementwise, shapes, block_of = info.op.elementwise, graph.shapes, info.reads
     reads = []
     for j, nodes in enumerate(positions):
@@ -142,12 +142,11 @@ def _kernel_shapes(graph, info, args: tuple, reads: list, sizes) -> list:
             for read, a in zip(reads, args[0])]
 
 
-def _read_together(layout: Layout, args: tuple, size: int) -> tuple:
-    """All arguments of all nodes in one read, node after node: the block is
+def _read_together(layout: Layout, args: tuple, nodes: tuple, size: int) -> tuple:
+    """All arguments of all nodes (``nodes``, node after node) in one read: the block is
     ``(n, k, size)`` when every node has ``k`` arguments (counts None), else
     ``(rows, size)`` with each node's number of arguments (an ``Op.any_arity`` op)."""
     n, k = len(args), len(args[0])
-    nodes = tuple(chain.from_iterable(args))
     read = read_of(layout, nodes, size, False)
     if len(nodes) == n * k and (n == 1 or all(len(a) == k for a in args)):
         return [read], [(n, k, size)], None
@@ -155,7 +154,8 @@ def _read_together(layout: Layout, args: tuple, size: int) -> tuple:
 
 
 def _argument_nodes(args: tuple, together: bool) -> list:
-    """Per read, its argument nodes (in batch order)."""
+    """Per read, its argument nodes (in batch order): per argument position, or all of
+    them, node after node, for a batch that reads them together."""
     if together:
         return [tuple(chain.from_iterable(args))]
     return [(a,) for a in args[0]] if len(args) == 1 else list(zip(*args))

@@ -78,10 +78,13 @@ def worktree(rev: str, where: Path) -> Path:
     return where
 
 
-def run(quick: bool = False, rev: str = "HEAD", rounds: int = 5, tasks=TASKS) -> dict:
+def run(quick: bool = False, rev: str = "HEAD", rounds: int = 5, tasks=TASKS,
+        steps: int | None = None) -> dict:
+    """``rounds`` rounds of each task; in each, each side times ``steps`` steps in a fresh
+    process (default 2; 1 with ``quick``) and the round keeps their median."""
     from tqdm.auto import tqdm
 
-    repeat = 1 if quick else 2
+    repeat = steps or (1 if quick else 2)
     results = {}
     with tempfile.TemporaryDirectory(prefix="batchviz-against-") as tmp:
         old = worktree(rev, Path(tmp) / "old")

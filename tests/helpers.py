@@ -60,3 +60,21 @@ def warns_on_numpy(*args, **kwargs):
     if bv.get_backend() == "numpy":
         return pytest.warns(*args, **kwargs)
     return contextlib.nullcontext()
+
+
+class FewestOnTheAgenda(bv.Rule):
+    """A user's rule: the signature group with the fewest nodes on the agenda runs first."""
+
+    key_names = ("nodes on the agenda",)
+
+    def key(self, signature, agenda):
+        return (len(agenda.ready[signature]),)
+
+
+class FewestFirst(bv.AgendaStrategy):
+    """A user's strategy written as a rule over the agenda (:class:`FewestOnTheAgenda`)."""
+
+    name = "fewest-first"
+
+    def rule(self, view):
+        return FewestOnTheAgenda()

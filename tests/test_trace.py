@@ -17,7 +17,7 @@ from batchviz.schedule import DepthBatching, PendingView, average_depths, resolv
 from batchviz.trace import Step, Trace
 from batchviz.trace.record import snapshot_plan
 
-from helpers import STRATEGIES
+from helpers import STRATEGIES, FewestFirst
 from models import Params, lstm_models_loss, random_dag_losses, random_tree, rnn_loss, tree_encode
 
 SETTINGS = settings(max_examples=20, deadline=None,
@@ -199,22 +199,6 @@ def test_copies_match_the_executor_on_lstm_models(strategy):
     other than the value) and often find their arguments evenly spaced: the trace still
     reports exactly the executor's views, strided views and copies."""
     assert_trace_matches_executor(_lstm_models, strategy)
-
-
-class FewestFirst(bv.AgendaStrategy):
-    """A user's rule over the agenda: the group with the fewest nodes on it runs first."""
-
-    name = "fewest-first"
-
-    def rule(self, view):
-        return FewestOnTheAgenda()
-
-
-class FewestOnTheAgenda(bv.Rule):
-    key_names = ("nodes on the agenda",)
-
-    def key(self, signature, agenda):
-        return (len(agenda.ready[signature]),)
 
 
 @SETTINGS

@@ -26,6 +26,7 @@ from batchviz.widgets.static_html import read_page_data, step_svg
 from batchviz.widgets.stepper import Stepper
 from batchviz.widgets.svgtext import clean_svg, split_pieces
 
+from helpers import FewestFirst
 from test_explain import build_rnn_minibatch
 
 needs_dot = pytest.mark.skipif(
@@ -253,18 +254,6 @@ def test_user_written_strategy(fig1):
     assert [r["key"][0] for r in rows_] == sorted(r["key"][0] for r in rows_)
     assert rows_[0]["chosen"] and all(r["key"][0] <= 0 for r in rows_)
     # a strategy written as a rule over the agenda shows its own key and words
-    class FewestFirst(bv.AgendaStrategy):
-        name = "fewest-first"
-
-        def rule(self, view):
-            return FewestOnTheAgenda()
-
-    class FewestOnTheAgenda(bv.Rule):
-        key_names = ("nodes on the agenda",)
-
-        def key(self, signature, agenda):
-            return (len(agenda.ready[signature]),)
-
     fewest = bv.Stepper(loss, FewestFirst(), step=0)
     assert fewest.trace.key_names == ("nodes on the agenda",)
     rows_ = fewest.agenda_rows()

@@ -20,51 +20,9 @@ import traceback
 from .errors import NoGraphError
 from .examples import figure1
 from .explain import explain
-from .expression import Expression
 from .graph import current_graph, graph_scope
-from .runtime import Graph
+from .runtime import Graph, forget_asked, last_asked
 from .sourcelines import recording_sources
-
-
-class LossRecorder:
-    """Remembers the last expression a script asked for: the last one ``.backward()`` was
-    called on (a loss, surely), else the last scalar whose ``.value()`` was taken, else the
-    last expression whose value was taken at all.
-
-    It wraps ``Expression.npvalue`` and ``Expression.backward`` only while the script runs
-    (every ``value()``, ``scalar_value()`` and ``forward()`` goes through ``npvalue``): one
-    attribute store per call, and the core needs no hook for it."""
-
-    def __init__(self):
-        self.backward = self.scalar = self.any = None
-
-    def __enter__(self):
-        self._npvalue, self._backward = Expression.npvalue, Expression.backward
-        recorder, npvalue, backward = self, self._npvalue, self._backward
-
-        def recording_npvalue(expr):
-            recorder.any = expr
-            if expr.graph.shapes[expr.node] in ((), (1,)):
-                recorder.scalar = expr
-            return npvalue(expr)
-
-        def recording_backward(expr):
-            recorder.backward = expr
-            return backward(expr)
-
-        recording_npvalue.__doc__, recording_backward.__doc__ = npvalue.__doc__, backward.__doc__
-        Expression.npvalue, Expression.backward = recording_npvalue, recording_backward
-        return self
-
-    def __exit__(self, *exc):
-        Expression.npvalue, Expression.backward = self._npvalue, self._backward
-
-    @property
-    def loss(self):
-        for expr in (self.backward, self.scalar, self.any):  # (expressions have no truth value)
-            if expr is not None:
-                return expr
-        return None
 
 
 def _last_built_scalar():
@@ -75,7 +33,7 @@ def _last_built_scalar():
         return None
     for node in range(len(g.ops) - 1, -1, -1):
         if g.shapes[node] in ((), (1,)) and node not in g.param_of_node:
-            return Expression(g, node)
+            return g.expression_type(g, node)
     return None
 
 
@@ -88,14 +46,19 @@ def _run_script(path: str, args: list):
     try:
         # the script runs in an open graph, as a DyNet program runs in the graph DyNet
         # opens at import; a script that opens its own graphs uses those. Every graph
-        # records its nodes' lines, so that the report can name the script's lines
-        with LossRecorder() as recorder, recording_sources(), graph_scope(Graph()):
+        # records its nodes' lines, so that the report can name the script's lines. The
+        # loss to explain: the last one the script ran backward() from, else the last
+        # scalar whose value it read, else the last value it read (runtime.last_asked)
+        forget_asked()
+        with recording_sources(), graph_scope(Graph()):
             try:
                 runpy.run_path(path, run_name="__main__")
             except SystemExit as exit_:
                 code = exit_.code
                 status = code if isinstance(code, int) else (0 if code is None else 1)
-            loss = recorder.loss if recorder.loss is not None else _last_built_scalar()
+            loss = last_asked()
+            if loss is None:
+                loss = _last_built_scalar()
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
     return loss, status

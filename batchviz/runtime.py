@@ -32,6 +32,26 @@ from .schedule import PendingView, resolve_strategy, schedule
 from .signature import size_of
 
 
+#: the expressions whose gradient or value was last asked for, in any graph (what
+#: ``batchviz explain script.py`` explains, :func:`last_asked`)
+_asked = {"backward": None, "scalar": None, "value": None}
+
+
+def last_asked():
+    """The expression a program most likely meant as its loss: the last one ``backward()``
+    ran from, else the last scalar whose value was read, else the last expression whose
+    value was read; None when no value was asked for since :func:`forget_asked`."""
+    for kind in ("backward", "scalar", "value"):
+        if _asked[kind] is not None:
+            return _asked[kind]
+    return None
+
+
+def forget_asked() -> None:
+    """Forget what :func:`last_asked` would answer (before running another program)."""
+    _asked.update(backward=None, scalar=None, value=None)
+
+
 class Graph(LazyGraph):
     """A dynamic computation graph, built lazily and executed in batches.
 
@@ -96,6 +116,7 @@ class Graph(LazyGraph):
 
     def backward(self, node: int) -> None:
         """Accumulate d(node)/d(parameter) into every parameter's ``grad``."""
+        _asked["backward"] = self.expression_type(self, node)
         self.forward()
         h2d, d2h, t0 = state.host_to_device, state.device_to_host, time.perf_counter()
         with reporting(self, "backward"):
@@ -114,6 +135,9 @@ class Graph(LazyGraph):
         """The node's value (with ``block``: that block of what it keeps, see
         ``Op.storage_blocks``) as a NumPy array of its own; runs what is pending first."""
         self.check_alive()
+        _asked["value"] = asked = self.expression_type(self, node)
+        if self.shapes[node] in ((), (1,)):
+            _asked["scalar"] = asked
         self.forward()
         arena, offset = self.layout.where(node, block)
         if arena is None:
@@ -170,4 +194,4 @@ def new_graph(strategy="agenda", record_source: bool | None = None,
     return graph
 
 
-__all__ = ["Graph", "new_graph", "current_graph"]
+__all__ = ["Graph", "new_graph", "current_graph", "last_asked", "forget_asked"]

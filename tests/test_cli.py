@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 import batchviz as bv
-from batchviz.cli import LossRecorder, main
+from batchviz.cli import main
+from batchviz.graph import graph_scope
+from batchviz.runtime import forget_asked, last_asked
 from batchviz.examples import figure1
 from batchviz.expression import Expression
 
@@ -147,19 +149,27 @@ def test_demo(capsys):
     assert "agenda and depth need the same number of launches" in capsys.readouterr().out
 
 
-def test_recorder_prefers_backward_then_scalars():
+def same(a, b) -> bool:
+    return (a.graph, a.node) == (b.graph, b.node)
+
+
+def test_the_loss_asked_for_prefers_backward_then_scalars():
     g, loss, _ = figure1()
-    with LossRecorder() as r:
-        loss.npvalue()
-        vector = Expression(g, 7)
-        vector.npvalue()
-        assert r.loss is loss  # the last *scalar* value beats a later vector value
+    forget_asked()
+    assert last_asked() is None
+    loss.npvalue()
+    vector = Expression(g, 7)
+    vector.npvalue()
+    assert same(last_asked(), loss)  # the last *scalar* value beats a later vector value
+    with graph_scope(g):
         scalar = bv.sum_elems(vector)
-        scalar.value()
-        assert r.loss is scalar
-        loss.backward()
-        scalar.value()
-        assert r.loss is loss  # backward() marks the loss for good
+    scalar.value()
+    assert same(last_asked(), scalar)
+    loss.backward()
+    scalar.value()
+    assert same(last_asked(), loss)  # backward() marks the loss for good
+    forget_asked()
+    assert last_asked() is None
 
 
 @pytest.mark.parametrize("command", [[sys.executable, "-m", "batchviz"],

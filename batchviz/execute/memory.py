@@ -32,15 +32,21 @@ class ArenaPool:
 
     def take(self, size: int):
         """A flat array of ``size`` elements (contents undefined): a kept array of at least
-        ``size`` and at most twice that, else a new one."""
-        key = (state.xp.__name__, state.dtype)
-        spare = self.spare.get(key) if size >= self.MIN_SIZE else None
+        ``size`` and at most twice that, else a new one.
+
+        A new one is allocated with room to the next power of two, as DyNet's pools grow
+        by doubling: minibatches sorted by length ask for a little more every time, and
+        an array of exactly ``size`` would fit none of the next requests. (Pages never
+        written are never faulted in, so the room costs nothing until it is used.)"""
+        if size < self.MIN_SIZE:
+            return state.xp.empty(size, dtype=state.dtype)
+        spare = self.spare.get((state.xp.__name__, state.dtype))
         if spare:
             fits = [k for k, a in enumerate(spare) if size <= a.size <= 2 * size]
             if fits:
                 best = min(fits, key=lambda k: spare[k].size)
                 return spare.pop(best)[:size]
-        return state.xp.empty(size, dtype=state.dtype)
+        return state.xp.empty(1 << (size - 1).bit_length(), dtype=state.dtype)[:size]
 
     def give(self, array) -> None:
         """Return an array from :meth:`take` (its whole buffer) for later use."""

@@ -79,10 +79,16 @@ class AffineBatch(AffineArguments):
             out = term
         return out
 
-    def forward(self, xp, ins, attrs, n):
-        out = self.products(xp, ins)
-        out += ins[0][..., None]
-        return out
+    #: the products are formed in the batch's own segment: a language model's output
+    #: layer is megabytes per time step, not to be made elsewhere and copied in
+    writes_output = True
+
+    def forward(self, xp, ins, attrs, n, out=None):
+        total = xp.matmul(ins[1], ins[2], out=out)  # (n, rows, m), W shared or not
+        for i in range(3, len(ins), 2):
+            total += xp.matmul(ins[i], ins[i + 1])
+        total += ins[0][..., None]
+        return total
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         grads = [None] * len(ins)

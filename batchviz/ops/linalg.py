@@ -62,9 +62,8 @@ def _mm_backward(xp, A, x, g, shared, need_A, need_x):
             if need_x:
                 gx = g @ A
         else:
-            if need_A:  # columns are instances: (n, rows, c) -> (n * c, rows)
-                gA = WeightGradient(g.transpose(0, 2, 1).reshape(-1, g.shape[1]),
-                                    x.transpose(0, 2, 1).reshape(-1, x.shape[1]))
+            if need_A:  # columns are instances: one row per instance, n * c of them
+                gA = WeightGradient(_instances_as_rows(g), _instances_as_rows(x))
             if need_x:
                 gx = xp.matmul(A.T, g)
     else:
@@ -79,6 +78,15 @@ def _mm_backward(xp, A, x, g, shared, need_A, need_x):
             if need_x:
                 gx = xp.matmul(A.transpose(0, 2, 1), g)
     return gA, gx
+
+
+def _instances_as_rows(m):
+    """``(n, rows, c)`` blocks of ``c`` instances each as ``(n * c, rows)``: one row per
+    instance, as :class:`WeightGradient` takes them. It is a transposed view of a
+    ``(rows, n * c)`` copy: that copy moves whole rows of ``c`` numbers, where making the
+    ``(n * c, rows)`` array itself would read every number ``c`` apart (a language
+    model's output layer: megabytes per time step)."""
+    return m.transpose(1, 0, 2).reshape(m.shape[1], -1).T
 
 
 def _mm_shape(op, a, x):

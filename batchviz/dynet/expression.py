@@ -130,46 +130,49 @@ class Expression:
         return f"expression {node}/{_graph.session.version} {self.dim()}"
 
     # --- operators, with DyNet's meanings -------------------------------------------------
+    # (each asks "an expression?" before "a number?": ``b + W * x`` is built for every
+    # gate of every word, and is_number's answer for a pending product takes numbers.Real's
+    # abstract-class check)
     def __add__(self, other):
-        if type(other) is not Expression and is_number(other):
-            return Expression(bv.shift(self.x, float(other)), self.bd)
-        return add(self, other)
+        if isinstance(other, Expression) or not is_number(other):
+            return add(self, other)
+        return Expression(bv.shift(self.x, float(other)), self.bd)
 
     def __radd__(self, other):
-        if type(other) is not Expression and is_number(other):
-            return Expression(bv.shift(self.x, float(other)), self.bd)
-        return add(other, self)
+        if isinstance(other, Expression) or not is_number(other):
+            return add(other, self)
+        return Expression(bv.shift(self.x, float(other)), self.bd)
 
     def __sub__(self, other):
-        if type(other) is not Expression and is_number(other):
-            return Expression(bv.shift(self.x, -float(other)), self.bd)
-        return sub(self, other)
+        if isinstance(other, Expression) or not is_number(other):
+            return sub(self, other)
+        return Expression(bv.shift(self.x, -float(other)), self.bd)
 
     def __rsub__(self, other):
-        if type(other) is not Expression and is_number(other):
-            return Expression(bv.shift(bv.neg(self.x), float(other)), self.bd)
-        return sub(other, self)
+        if isinstance(other, Expression) or not is_number(other):
+            return sub(other, self)
+        return Expression(bv.shift(bv.neg(self.x), float(other)), self.bd)
 
     def __mul__(self, other):
-        if type(other) is not Expression and is_number(other):
-            return Expression(bv.scale(self.x, float(other)), self.bd)
-        return matmul(self, other)
+        if isinstance(other, Expression) or not is_number(other):
+            return matmul(self, other)
+        return Expression(bv.scale(self.x, float(other)), self.bd)
 
     def __rmul__(self, other):
-        if type(other) is not Expression and is_number(other):
-            return Expression(bv.scale(self.x, float(other)), self.bd)
-        return matmul(other, self)
+        if isinstance(other, Expression) or not is_number(other):
+            return matmul(other, self)
+        return Expression(bv.scale(self.x, float(other)), self.bd)
 
     def __truediv__(self, other):
-        if type(other) is not Expression and is_number(other):
-            return Expression(bv.scale(self.x, 1.0 / other), self.bd)
-        return elementwise(bv.cdiv, self, other, "cdiv")
+        if isinstance(other, Expression) or not is_number(other):
+            return elementwise(bv.cdiv, self, other, "cdiv")
+        return Expression(bv.scale(self.x, 1.0 / other), self.bd)
 
     def __neg__(self):
         return Expression(bv.neg(self.x), self.bd)
 
     def __pow__(self, other):
-        if type(other) is not Expression and is_number(other):
+        if not isinstance(other, Expression) and is_number(other):
             other = Expression(bv.input(float(other)), 1)
         return elementwise(bv.pow, self, other, "pow")
 
@@ -200,7 +203,8 @@ def broadcast_dims(a: Expression, b: Expression, who: str, right_only: bool = Fa
 def elementwise(op, a, b, who: str, right_only: bool = False) -> Expression:
     """``op`` (a batchviz element-wise op of two same-shaped arguments) of ``a`` and ``b``,
     broadcast as DyNet's element-wise ops are."""
-    a, b = as_expression(a, who), as_expression(b, who)
+    if type(a) is not Expression or type(b) is not Expression:  # (two nodes: no checks)
+        a, b = as_expression(a, who), as_expression(b, who)
     ax, bx = a.x, b.x
     if a.bd == b.bd and ax.shape == bx.shape:  # the usual case: nothing to broadcast
         return Expression(op(ax, bx), a.bd)
@@ -259,11 +263,27 @@ class Affine(Expression):
             return bv.affine_batch(terms)
         return bv.affine_transform(terms)
 
+    def plus(self, b):
+        """``self + b`` (``self`` pending) as one pending affine transform, or None when it
+        is not one: a bias added to products, or products added to a bias and products."""
+        terms, bd = self.terms, self.bd
+        if type(b) is Affine and b._built is None and b.bd == bd:
+            if terms[0] is not None and b.terms[0] is None:
+                return Affine(terms + b.terms[1:], bd)
+            if terms[0] is None and b.terms[0] is not None:
+                return Affine(b.terms + terms[1:], bd)
+            return None
+        if terms[0] is None and isinstance(b, Expression):
+            bias = _bias_of(b, self)
+            if bias is not None:
+                return Affine([bias] + terms[1:], bd)
+        return None
+
 
 def _bias_of(b: Expression, pending: Affine):
     """The batchviz bias for ``pending`` if ``b`` can be its bias (a vector of its rows,
     unbatched, or shaped as the product), else None."""
-    if b.bd not in (1, pending.bd) or isinstance(b, Affine) and b.pending:
+    if b.bd != 1 and b.bd != pending.bd or type(b) is Affine and b._built is None:
         return None
     rows = pending.terms[1].shape[0]
     shape = b.x.shape
@@ -272,32 +292,18 @@ def _bias_of(b: Expression, pending: Affine):
     return None
 
 
-def _extend(a, b):
-    """``a + b`` as a pending affine transform, or None when it is not one."""
-    if type(b) is Affine and b.pending and type(a) is not Affine:
-        a, b = b, a
-    if type(a) is not Affine or not a.pending:
-        return None
-    if type(b) is Affine and b.pending and b.bd == a.bd:
-        if a.terms[0] is not None and b.terms[0] is None:
-            return Affine(a.terms + b.terms[1:], a.bd)
-        if a.terms[0] is None and b.terms[0] is not None:
-            return Affine(b.terms + a.terms[1:], a.bd)
-        return None
-    if a.terms[0] is None and isinstance(b, Expression):
-        bias = _bias_of(b, a)
-        if bias is not None:
-            return Affine([bias] + a.terms[1:], a.bd)
-    return None
-
-
 def add(a, b) -> Expression:
     """DyNet's ``a + b`` (broadcast as its element-wise ops); a bias plus pending products
-    stays one pending affine transform."""
-    if type(a) is Affine or type(b) is Affine:
-        extended = _extend(a, b)
-        if extended is not None:
-            return extended
+    stays one pending affine transform (the pending one of the two is extended; of two
+    pending ones, ``a``)."""
+    if type(b) is Affine and b._built is None and type(a) is not Affine:
+        extended = b.plus(a)
+    elif type(a) is Affine and a._built is None:
+        extended = a.plus(b)
+    else:
+        extended = None
+    if extended is not None:
+        return extended
     return elementwise(bv.add, a, b, "x + y")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..graph import ExpressionBase
 from .base import Op, register, shared_node
 from ._build import build, build_over_parameters, expression_list
 from .gradients import WeightGradient
@@ -261,7 +262,17 @@ _AFFINE = register(AffineTransform())
 
 
 def matmul(a, x):
-    """``a @ x``: matrix times vector, or matrix times matrix."""
+    """``a @ x``: matrix times vector, or matrix times matrix.
+
+    ``W @ h`` with ``W`` a parameter that the graph of ``h`` already holds (an output
+    layer, once per word or tree node) is a memo lookup and a push (the graph's
+    ``add_memoized``), as ``affine_transform``'s is."""
+    if isinstance(x, ExpressionBase) and not x.graph.finished:
+        g = x.graph
+        W = g.param_node.get(id(a))
+        if W is not None:
+            n = x.node
+            return g.add_memoized(_MATMUL, (W, n), None, g.depths[n] + 1)
     return build(_MATMUL, (a, x))
 
 

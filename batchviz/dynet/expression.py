@@ -134,6 +134,10 @@ class Expression:
     # gate of every word, and is_number's answer for a pending product takes numbers.Real's
     # abstract-class check)
     def __add__(self, other):
+        if type(other) is Affine and other._built is None and type(self) is not Affine:
+            extended = other.plus(self)   # b + W * x: the bias joins the pending product
+            if extended is not None:
+                return extended
         if isinstance(other, Expression) or not is_number(other):
             return add(self, other)
         return Expression(bv.shift(self.x, float(other)), self.bd)
@@ -154,6 +158,11 @@ class Expression:
         return Expression(bv.shift(bv.neg(self.x), float(other)), self.bd)
 
     def __mul__(self, other):
+        if type(other) is Expression and self.bd == 1:  # W * x: a pending product at once
+            left, right, bd = self.x, other.x, other.bd
+            ls, rs = left.shape, right.shape
+            if len(ls) == 2 and rs and ls[1] == rs[0] and len(rs) == (1 if bd == 1 else 2):
+                return Affine([None, left, right], bd)
         if isinstance(other, Expression) or not is_number(other):
             return matmul(self, other)
         return Expression(bv.scale(self.x, float(other)), self.bd)
@@ -273,23 +282,17 @@ class Affine(Expression):
             if terms[0] is None and b.terms[0] is not None:
                 return Affine(b.terms + terms[1:], bd)
             return None
-        if terms[0] is None and isinstance(b, Expression):
-            bias = _bias_of(b, self)
-            if bias is not None:
-                return Affine([bias] + terms[1:], bd)
+        if terms[0] is not None or not isinstance(b, Expression):
+            return None
+        # b is the bias if it is a vector of the product's rows (unbatched), or shaped as
+        # the product
+        if b.bd != 1 and b.bd != bd or type(b) is Affine and b._built is None:
+            return None
+        bias = b.x
+        rows, shape = terms[1].shape[0], bias.shape
+        if shape == (rows,) or (b.bd == bd > 1 and shape == (rows, bd)):
+            return Affine([bias] + terms[1:], bd)
         return None
-
-
-def _bias_of(b: Expression, pending: Affine):
-    """The batchviz bias for ``pending`` if ``b`` can be its bias (a vector of its rows,
-    unbatched, or shaped as the product), else None."""
-    if b.bd != 1 and b.bd != pending.bd or type(b) is Affine and b._built is None:
-        return None
-    rows = pending.terms[1].shape[0]
-    shape = b.x.shape
-    if shape == (rows,) or (b.bd == pending.bd > 1 and shape == (rows, pending.bd)):
-        return b.x
-    return None
 
 
 def add(a, b) -> Expression:
@@ -315,12 +318,8 @@ def matmul(a, b) -> Expression:
     """DyNet's ``a * b``: the matrix product (a vector is a column; a matrix times a
     vector is a vector). A matrix times a vector or a minibatch of vectors is a pending
     :class:`Affine`; a batch of right factors is one product with all their columns; a
-    batch of left factors, a product per instance (:func:`.dims.products_per_instance`)."""
-    if type(b) is Expression and isinstance(a, Expression) and a.bd == 1:  # W * x: at once
-        left, right, bd = a.x, b.x, b.bd
-        ls, rs = left.shape, right.shape
-        if len(ls) == 2 and rs and ls[1] == rs[0] and len(rs) == (1 if bd == 1 else 2):
-            return Affine([None, left, right], bd)
+    batch of left factors, a product per instance (:func:`.dims.products_per_instance`).
+    (``Expression.__mul__`` makes the usual ``W * x`` itself, the same way.)"""
     a, b = as_expression(a, "x * y"), as_expression(b, "x * y")
     da, db = dims_of(a), dims_of(b)
     if len(da) > 2 or len(db) > 2:

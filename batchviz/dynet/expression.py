@@ -245,10 +245,10 @@ class Affine(Expression):
     ``terms`` is ``[b or None, W1, x1, W2, x2, ...]`` in batchviz objects (parameters or
     nodes); ``x`` builds the node on first use."""
 
-    __slots__ = ("terms", "_built")
+    __slots__ = ("terms", "_built", "_activated")
 
     def __init__(self, terms: list, bd: int):
-        self.terms, self.bd, self._built = terms, bd, None
+        self.terms, self.bd, self._built, self._activated = terms, bd, None, None
 
     @property
     def x(self):
@@ -271,6 +271,37 @@ class Affine(Expression):
         if self.bd > 1 and len(terms[0].shape) == 1:  # a bias added to every instance
             return bv.affine_batch(terms)
         return bv.affine_transform(terms)
+
+    def activated(self, activation: str):
+        """``activation(self)`` (logistic, tanh or rectify) as one node, when ``self`` is
+        pending and is one affine node once built (a bias of the products' shape): a gate
+        ``dy.logistic(b + W * x)`` is then one node, not two. None otherwise.
+
+        ``self`` stays pending: used again, it becomes its own node (computed again), and
+        its gradient adds what reaches it through these nodes (:meth:`gradient`)."""
+        terms = self.terms
+        if self._built is not None or terms[0] is None or (
+                self.bd > 1 and len(terms[0].shape) == 1):
+            return None
+        node = Expression(bv.activated_affine(activation, terms), self.bd)
+        if self._activated is None:
+            self._activated = []
+        self._activated.append((activation, node))
+        return node
+
+    def gradient(self) -> np.ndarray:
+        """As :meth:`Expression.gradient`, also through the activated nodes that were made
+        of this transform (:meth:`activated`): their gradient times the activation's
+        slope at their value."""
+        if not self._activated:
+            return super().gradient()
+        total = super().gradient() if self._built is not None else 0.0
+        for activation, node in self._activated:
+            value = node.npvalue()
+            slope = (value * (1.0 - value) if activation == "logistic" else
+                     1.0 - value * value if activation == "tanh" else value > 0)
+            total = total + node.gradient() * slope
+        return total
 
     def plus(self, b):
         """``self + b`` (``self`` pending) as one pending affine transform, or None when it

@@ -257,8 +257,48 @@ class AffineTransform(AffineArguments):
         return self.products_backward(xp, ins, g, needs, grads)
 
 
+class ActivatedAffine(AffineTransform):
+    """``f(b + W1 @ x1 + W2 @ x2 + ...)`` as one node, ``f`` the op's ``activation``
+    (``logistic``, ``tanh`` or ``rectify``).
+
+    A layer, a Tree-LSTM's gate, is an affine transform and its activation: two nodes,
+    two batches per step of the schedule, and an array written and read back between
+    them. As one node it is one batch, and the activation runs on the batch's segment
+    right after the products, while it is in the cache. The values are those of the two
+    ops: the same operations, in the same order."""
+
+    def __init__(self, activation: str):
+        self.activation = activation
+        self.name = f"affine_{activation}"
+
+    def forward(self, xp, ins, attrs, n, out=None):
+        out = super().forward(xp, ins, attrs, n, out=out)
+        if self.activation == "logistic":  # as bv.logistic: 0.5 (1 + tanh(x / 2))
+            out *= 0.5
+            xp.tanh(out, out=out)
+            out += 1.0
+            out *= 0.5
+        elif self.activation == "tanh":
+            xp.tanh(out, out=out)
+        else:
+            xp.maximum(out, 0.0, out=out)
+        return out
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        if self.activation == "logistic":  # the activation's slope, from its value
+            g = g * out * (1.0 - out)
+        elif self.activation == "tanh":
+            g = g * (1.0 - out * out)
+        else:
+            g = g * (out > 0)
+        return super().backward(xp, ins, out, g, attrs, n, needs)
+
+
 _MATMUL = register(MatMul())
 _AFFINE = register(AffineTransform())
+#: the activations an affine transform may end with, and their ops
+ACTIVATIONS = ("logistic", "tanh", "rectify")
+_ACTIVATED = {f: register(ActivatedAffine(f)) for f in ACTIVATIONS}
 
 
 def matmul(a, x):
@@ -283,4 +323,17 @@ def affine_transform(terms):
     return build(_AFFINE, expression_list(terms, "affine_transform"))
 
 
-__all__ = ["matmul", "affine_transform"]
+def activated_affine(activation: str, terms):
+    """``activation(b + W1 @ x1 + ...)`` from the list ``[b, W1, x1, W2, x2, ...]``, as one
+    node: ``activated_affine("tanh", [b, W, x])`` is ``bv.tanh(bv.affine_transform([b, W,
+    x]))``. ``activation`` is ``"logistic"``, ``"tanh"`` or ``"rectify"``."""
+    op = _ACTIVATED.get(activation)
+    if op is None:
+        raise ValueError(f"activated_affine: activation must be one of {ACTIVATIONS}, got "
+                         f"{activation!r}")
+    if type(terms) is list and len(terms) % 2 and len(terms) > 2:
+        return build_over_parameters(op, terms)
+    return build(op, expression_list(terms, "activated_affine"))
+
+
+__all__ = ["matmul", "affine_transform", "activated_affine"]

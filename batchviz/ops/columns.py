@@ -124,12 +124,9 @@ class PickNegLogSoftmaxBatch(Op):
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         X = ins[0]
-        probs = X - _logsumexp_columns(xp, X)[:, None, :]  # (n, classes, m): the softmax
-        xp.exp(probs, out=probs)
-        i, lab, j = self._picked(xp, attrs, n, X.shape[2])
-        probs[i, lab, j] -= 1.0
-        probs *= g[:, None, None]
-        return [probs]
+        lse = _logsumexp_columns(xp, X)
+        return [_softmax_gradient(xp, X, lse, self._picked(xp, attrs, n, X.shape[2]),
+                                  g[:, None])]
 
 
 class PickNegLogSoftmaxColumns(PickNegLogSoftmaxBatch):
@@ -148,12 +145,9 @@ class PickNegLogSoftmaxColumns(PickNegLogSoftmaxBatch):
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         X = ins[0]
-        i, lab, j = self._picked(xp, attrs, n, X.shape[2])
-        probs = X - (out + X[i, lab, j])[:, None, :]   # logsumexp = loss + picked score
-        xp.exp(probs, out=probs)
-        probs[i, lab, j] -= 1.0
-        probs *= g[:, None, :]
-        return [probs]
+        picked = self._picked(xp, attrs, n, X.shape[2])
+        lse = out + X[picked]                             # logsumexp = loss + picked score
+        return [_softmax_gradient(xp, X, lse, picked, g)]
 
 
 def _logsumexp_columns(xp, X):
@@ -176,6 +170,29 @@ def _logsumexp_columns(xp, X):
         np.log(total, out=total)
         np.add(total, top, out=out[k])
     return out
+
+
+def _softmax_gradient(xp, X, lse, picked, scale):
+    """``(softmax(X) - one_hot(labels)) * scale``: the gradient of the picked losses of
+    ``(n, classes, m)`` scores, from their log-sum-exp ``lse`` (``(n, m)``), the picked
+    entries ``picked`` (``X[picked]``) and each node's (``(n, 1)``) or column's (``(n,
+    m)``) gradient ``scale``. On the CPU node by node, for the reason
+    :func:`_logsumexp_columns` gives: each block is read once, from memory, and written
+    once, where the array-wide formula would go through memory four times."""
+    if xp is not np:
+        probs = X - lse[:, None, :]
+        xp.exp(probs, out=probs)
+        probs[picked] -= 1.0
+        probs *= scale[:, None, :]
+        return probs
+    probs = np.empty_like(X)
+    labels, columns = picked[1], picked[2][0]
+    for k, block in enumerate(probs):
+        np.subtract(X[k], lse[k], out=block)
+        np.exp(block, out=block)
+        block[labels[k], columns] -= 1.0
+        block *= scale[k]
+    return probs
 
 
 _LOOKUP_BATCH = register(LookupBatch())

@@ -89,6 +89,10 @@ CASES = {
         bv.affine_transform([P[0], P[1], v(P[2]), P[3], v(P[4])]),          # shared b, W
         bv.affine_transform([v(P[0]), v(P[1]), v(P[2])]),                   # nothing shared
     ][k % 2]),
+    **{f"affine_{f}": ([(3,), (3, 4), (4,), (3, 2), (2,)], lambda P, k, f=f: [
+        bv.activated_affine(f, [P[0], P[1], v(P[2]), P[3], v(P[4])]),       # shared b, W
+        bv.activated_affine(f, [v(P[0]), v(P[1]), v(P[2])]),                # nothing shared
+    ][k % 2]) for f in ("logistic", "tanh", "rectify")},
     "concatenate": ([(3,), (2,)], lambda P, k: bv.concatenate([v(P[0]), v(P[1])])),
     "pick": ([(5,), (3, 2)], lambda P, k: [v(P[0])[k % 5], bv.pick(v(P[1]), k % 3)][k % 2]),
     "pick_range": ([(6,)], lambda P, k: v(P[0])[1:4]),

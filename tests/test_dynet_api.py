@@ -317,7 +317,7 @@ def test_explain_counts_a_batched_node_once_with_its_size():
     assert "5x3" not in product and "4x3" in product   # the signature names the 3 columns
 
 
-def test_a_layer_written_as_b_plus_W_times_x_is_one_affine_node():
+def test_a_layer_written_as_act_of_b_plus_W_times_x_is_one_node():
     pc = dy.ParameterCollection()
     W, U, b = pc.add_parameters((3, 4)), pc.add_parameters((3, 2)), pc.add_parameters(3)
     dy.renew_cg()
@@ -330,9 +330,41 @@ def test_a_layer_written_as_b_plus_W_times_x_is_one_affine_node():
                 if graph.ops[n].name != "parameter"]
 
     y = dy.tanh(b + W * x + U * c)
-    assert new_nodes() == ["affine", "tanh"]
+    assert new_nodes() == ["affine_tanh"]
     expected = np.tanh(b.as_array() + W.as_array() @ [1, 2, 3, 4] + U.as_array() @ [1, -1])
     np.testing.assert_allclose(y.npvalue(), expected, rtol=1e-5)
     h = W * x                                  # used twice: one product node
     dy.cmult(h, h)
-    assert new_nodes() == ["affine", "tanh", "matmul", "cmult"]
+    assert new_nodes() == ["affine_tanh", "matmul", "cmult"]
+    z = b + W * x
+    dy.tanh(dy.cmult(z, z))                    # not an activation of z itself: z is a node
+    assert new_nodes()[3:] == ["affine", "cmult", "tanh"]
+
+
+def test_the_gradient_of_a_transform_built_into_its_activation():
+    """``a = b + W * x`` used by ``dy.logistic(a)`` (one node with its activation) and by
+    another op (then a node of its own): ``a.gradient()`` adds both paths, as DyNet's
+    single node of ``a`` has it; checked against the same graph with ``a`` made a node
+    first (``a.value()``), where nothing is fused."""
+    pc = dy.ParameterCollection()
+    W, b = pc.add_parameters((3, 4)), pc.add_parameters(3)
+    W.set_value(np.arange(12.0).reshape(3, 4) / 10 - 0.5)
+    b.set_value([0.1, -0.2, 0.3])
+
+    def gradient_of_a(node_first: bool):
+        dy.renew_cg()
+        x = dy.inputVector([1.0, -2.0, 0.5, 0.25])
+        a = b + W * x
+        if node_first:
+            a.value()
+        y = dy.logistic(a)
+        z = dy.rectify(a)
+        loss = dy.sum_elems(dy.cmult(y, y) + dy.cmult(z, y) + dy.cmult(a, a))
+        loss.backward(full=True)
+        return a.gradient(), [n for n in dy.cg().graph.ops if n.name.startswith("affine")]
+
+    fused, fused_ops = gradient_of_a(False)
+    plain, plain_ops = gradient_of_a(True)
+    assert sorted(op.name for op in fused_ops) == ["affine", "affine_logistic", "affine_rectify"]
+    assert [op.name for op in plain_ops] == ["affine"]
+    np.testing.assert_allclose(fused, plain, rtol=1e-5, atol=1e-7)

@@ -12,7 +12,7 @@ from functools import reduce
 
 from ..ops import api as bv
 from .dims import combine_dims, dims_of, to_shape
-from .expression import Expression, add, as_expression, elementwise, matmul
+from .expression import Affine, Expression, add, as_expression, elementwise, matmul
 
 
 def _unary(op, name: str, doc: str):
@@ -27,10 +27,27 @@ def _unary(op, name: str, doc: str):
     return construct
 
 
-tanh = _unary(bv.tanh, "tanh", "Hyperbolic tangent, element by element.")
-logistic = _unary(bv.logistic, "logistic", "The sigmoid ``1 / (1 + exp(-x))``.")
+def _activation(op, name: str, doc: str):
+    """:func:`_unary` for an activation that ends an affine transform: of a pending ``b +
+    W * x`` it is one node (:meth:`.expression.Affine.activated`)."""
+    unary = _unary(op, name, doc)
+
+    def construct(x):
+        if type(x) is Affine:
+            fused = x.activated(name)
+            if fused is not None:
+                return fused
+        return unary(x)
+
+    construct.__name__ = construct.__qualname__ = name
+    construct.__doc__ = doc
+    return construct
+
+
+tanh = _activation(bv.tanh, "tanh", "Hyperbolic tangent, element by element.")
+logistic = _activation(bv.logistic, "logistic", "The sigmoid ``1 / (1 + exp(-x))``.")
 sigmoid = logistic
-rectify = _unary(bv.rectify, "rectify", "ReLU, ``max(x, 0)``.")
+rectify = _activation(bv.rectify, "rectify", "ReLU, ``max(x, 0)``.")
 relu = rectify
 exp = _unary(bv.exp, "exp", "``e ** x``.")
 log = _unary(bv.log, "log", "Natural logarithm.")

@@ -130,46 +130,58 @@ class Expression:
         return f"expression {node}/{_graph.session.version} {self.dim()}"
 
     # --- operators, with DyNet's meanings -------------------------------------------------
+    # (each asks "an expression?" before "a number?": ``b + W * x`` is built for every
+    # gate of every word, and is_number's answer for a pending product takes numbers.Real's
+    # abstract-class check)
     def __add__(self, other):
-        if type(other) is not Expression and is_number(other):
-            return Expression(bv.shift(self.x, float(other)), self.bd)
-        return add(self, other)
+        if type(other) is Affine and other._built is None and type(self) is not Affine:
+            extended = other.plus(self)   # b + W * x: the bias joins the pending product
+            if extended is not None:
+                return extended
+        if isinstance(other, Expression) or not is_number(other):
+            return add(self, other)
+        return Expression(bv.shift(self.x, float(other)), self.bd)
 
     def __radd__(self, other):
-        if type(other) is not Expression and is_number(other):
-            return Expression(bv.shift(self.x, float(other)), self.bd)
-        return add(other, self)
+        if isinstance(other, Expression) or not is_number(other):
+            return add(other, self)
+        return Expression(bv.shift(self.x, float(other)), self.bd)
 
     def __sub__(self, other):
-        if type(other) is not Expression and is_number(other):
-            return Expression(bv.shift(self.x, -float(other)), self.bd)
-        return sub(self, other)
+        if isinstance(other, Expression) or not is_number(other):
+            return sub(self, other)
+        return Expression(bv.shift(self.x, -float(other)), self.bd)
 
     def __rsub__(self, other):
-        if type(other) is not Expression and is_number(other):
-            return Expression(bv.shift(bv.neg(self.x), float(other)), self.bd)
-        return sub(other, self)
+        if isinstance(other, Expression) or not is_number(other):
+            return sub(other, self)
+        return Expression(bv.shift(bv.neg(self.x), float(other)), self.bd)
 
     def __mul__(self, other):
-        if type(other) is not Expression and is_number(other):
-            return Expression(bv.scale(self.x, float(other)), self.bd)
-        return matmul(self, other)
+        if type(other) is Expression and self.bd == 1:  # W * x: a pending product at once
+            left, right, bd = self.x, other.x, other.bd
+            ls, rs = left.shape, right.shape
+            if len(ls) == 2 and rs and ls[1] == rs[0] and len(rs) == (1 if bd == 1 else 2):
+                return Affine([None, left, right], bd)
+        if isinstance(other, Expression) or not is_number(other):
+            return matmul(self, other)
+        return Expression(bv.scale(self.x, float(other)), self.bd)
 
     def __rmul__(self, other):
-        if type(other) is not Expression and is_number(other):
-            return Expression(bv.scale(self.x, float(other)), self.bd)
-        return matmul(other, self)
+        if isinstance(other, Expression) or not is_number(other):
+            return matmul(other, self)
+        return Expression(bv.scale(self.x, float(other)), self.bd)
 
     def __truediv__(self, other):
-        if type(other) is not Expression and is_number(other):
-            return Expression(bv.scale(self.x, 1.0 / other), self.bd)
-        return elementwise(bv.cdiv, self, other, "cdiv")
+        if isinstance(other, Expression) or not is_number(other):
+            return elementwise(bv.cdiv, self, other, "cdiv")
+        return Expression(bv.scale(self.x, 1.0 / other), self.bd)
 
     def __neg__(self):
         return Expression(bv.neg(self.x), self.bd)
 
     def __pow__(self, other):
-        if type(other) is not Expression and is_number(other):
+        if not isinstance(other, Expression) and is_number(other):
             other = Expression(bv.input(float(other)), 1)
         return elementwise(bv.pow, self, other, "pow")
 
@@ -200,7 +212,8 @@ def broadcast_dims(a: Expression, b: Expression, who: str, right_only: bool = Fa
 def elementwise(op, a, b, who: str, right_only: bool = False) -> Expression:
     """``op`` (a batchviz element-wise op of two same-shaped arguments) of ``a`` and ``b``,
     broadcast as DyNet's element-wise ops are."""
-    a, b = as_expression(a, who), as_expression(b, who)
+    if type(a) is not Expression or type(b) is not Expression:  # (two nodes: no checks)
+        a, b = as_expression(a, who), as_expression(b, who)
     ax, bx = a.x, b.x
     if a.bd == b.bd and ax.shape == bx.shape:  # the usual case: nothing to broadcast
         return Expression(op(ax, bx), a.bd)
@@ -232,10 +245,10 @@ class Affine(Expression):
     ``terms`` is ``[b or None, W1, x1, W2, x2, ...]`` in batchviz objects (parameters or
     nodes); ``x`` builds the node on first use."""
 
-    __slots__ = ("terms", "_built")
+    __slots__ = ("terms", "_built", "_activated")
 
     def __init__(self, terms: list, bd: int):
-        self.terms, self.bd, self._built = terms, bd, None
+        self.terms, self.bd, self._built, self._activated = terms, bd, None, None
 
     @property
     def x(self):
@@ -259,45 +272,72 @@ class Affine(Expression):
             return bv.affine_batch(terms)
         return bv.affine_transform(terms)
 
+    def activated(self, activation: str):
+        """``activation(self)`` (logistic, tanh or rectify) as one node, when ``self`` is
+        pending and is one affine node once built (a bias of the products' shape): a gate
+        ``dy.logistic(b + W * x)`` is then one node, not two. None otherwise.
 
-def _bias_of(b: Expression, pending: Affine):
-    """The batchviz bias for ``pending`` if ``b`` can be its bias (a vector of its rows,
-    unbatched, or shaped as the product), else None."""
-    if b.bd not in (1, pending.bd) or isinstance(b, Affine) and b.pending:
-        return None
-    rows = pending.terms[1].shape[0]
-    shape = b.x.shape
-    if shape == (rows,) or (b.bd == pending.bd > 1 and shape == (rows, pending.bd)):
-        return b.x
-    return None
+        ``self`` stays pending: used again, it becomes its own node (computed again), and
+        its gradient adds what reaches it through these nodes (:meth:`gradient`)."""
+        terms = self.terms
+        if self._built is not None or terms[0] is None or (
+                self.bd > 1 and len(terms[0].shape) == 1):
+            return None
+        node = Expression(bv.activated_affine(activation, terms), self.bd)
+        if self._activated is None:
+            self._activated = []
+        self._activated.append((activation, node))
+        return node
 
+    def gradient(self) -> np.ndarray:
+        """As :meth:`Expression.gradient`, also through the activated nodes that were made
+        of this transform (:meth:`activated`): their gradient times the activation's
+        slope at their value."""
+        if not self._activated:
+            return super().gradient()
+        total = super().gradient() if self._built is not None else 0.0
+        for activation, node in self._activated:
+            value = node.npvalue()
+            slope = (value * (1.0 - value) if activation == "logistic" else
+                     1.0 - value * value if activation == "tanh" else value > 0)
+            total = total + node.gradient() * slope
+        return total
 
-def _extend(a, b):
-    """``a + b`` as a pending affine transform, or None when it is not one."""
-    if type(b) is Affine and b.pending and type(a) is not Affine:
-        a, b = b, a
-    if type(a) is not Affine or not a.pending:
+    def plus(self, b):
+        """``self + b`` (``self`` pending) as one pending affine transform, or None when it
+        is not one: a bias added to products, or products added to a bias and products."""
+        terms, bd = self.terms, self.bd
+        if type(b) is Affine and b._built is None and b.bd == bd:
+            if terms[0] is not None and b.terms[0] is None:
+                return Affine(terms + b.terms[1:], bd)
+            if terms[0] is None and b.terms[0] is not None:
+                return Affine(b.terms + terms[1:], bd)
+            return None
+        if terms[0] is not None or not isinstance(b, Expression):
+            return None
+        # b is the bias if it is a vector of the product's rows (unbatched), or shaped as
+        # the product
+        if b.bd != 1 and b.bd != bd or type(b) is Affine and b._built is None:
+            return None
+        bias = b.x
+        rows, shape = terms[1].shape[0], bias.shape
+        if shape == (rows,) or (b.bd == bd > 1 and shape == (rows, bd)):
+            return Affine([bias] + terms[1:], bd)
         return None
-    if type(b) is Affine and b.pending and b.bd == a.bd:
-        if a.terms[0] is not None and b.terms[0] is None:
-            return Affine(a.terms + b.terms[1:], a.bd)
-        if a.terms[0] is None and b.terms[0] is not None:
-            return Affine(b.terms + a.terms[1:], a.bd)
-        return None
-    if a.terms[0] is None and isinstance(b, Expression):
-        bias = _bias_of(b, a)
-        if bias is not None:
-            return Affine([bias] + a.terms[1:], a.bd)
-    return None
 
 
 def add(a, b) -> Expression:
     """DyNet's ``a + b`` (broadcast as its element-wise ops); a bias plus pending products
-    stays one pending affine transform."""
-    if type(a) is Affine or type(b) is Affine:
-        extended = _extend(a, b)
-        if extended is not None:
-            return extended
+    stays one pending affine transform (the pending one of the two is extended; of two
+    pending ones, ``a``)."""
+    if type(b) is Affine and b._built is None and type(a) is not Affine:
+        extended = b.plus(a)
+    elif type(a) is Affine and a._built is None:
+        extended = a.plus(b)
+    else:
+        extended = None
+    if extended is not None:
+        return extended
     return elementwise(bv.add, a, b, "x + y")
 
 
@@ -309,12 +349,8 @@ def matmul(a, b) -> Expression:
     """DyNet's ``a * b``: the matrix product (a vector is a column; a matrix times a
     vector is a vector). A matrix times a vector or a minibatch of vectors is a pending
     :class:`Affine`; a batch of right factors is one product with all their columns; a
-    batch of left factors, a product per instance (:func:`.dims.products_per_instance`)."""
-    if type(b) is Expression and isinstance(a, Expression) and a.bd == 1:  # W * x: at once
-        left, right, bd = a.x, b.x, b.bd
-        ls, rs = left.shape, right.shape
-        if len(ls) == 2 and rs and ls[1] == rs[0] and len(rs) == (1 if bd == 1 else 2):
-            return Affine([None, left, right], bd)
+    batch of left factors, a product per instance (:func:`.dims.products_per_instance`).
+    (``Expression.__mul__`` makes the usual ``W * x`` itself, the same way.)"""
     a, b = as_expression(a, "x * y"), as_expression(b, "x * y")
     da, db = dims_of(a), dims_of(b)
     if len(da) > 2 or len(db) > 2:

@@ -45,7 +45,7 @@ def log_softmax(x, restrict=None) -> Expression:
 def pickneglogsoftmax(x, v) -> Expression:
     """``-log(softmax(x)[v])``: the cross-entropy loss of the scores ``x`` for class ``v``
     (a list of classes, one per instance, for a minibatch: :func:`pickneglogsoftmax_batch`)."""
-    if not isinstance(v, numbers.Integral):
+    if type(v) is not int and not isinstance(v, numbers.Integral):
         return pickneglogsoftmax_batch(x, v)
     x = as_expression(x, "pickneglogsoftmax")
     if x.bd != 1:

@@ -108,6 +108,10 @@ def _aligned(xs, who: str):
 
 def concatenate(xs, d: int = 0) -> Expression:
     """Concatenation along dimension ``d`` (vectors: ``d = 0``)."""
+    if d == 0 and type(xs) is list:  # a list of nodes of one minibatch size (a BiLSTM's
+        nodes = _rows_of(xs)          # [f; b] at every word): no broadcasting to check
+        if nodes is not None:
+            return Expression(bv.concatenate(nodes), xs[0].bd)
     xs, bd = _aligned(list(xs), "concatenate")
     if d == 0 and all(x.bd == bd and x.x.shape for x in xs):
         return Expression(bv.concatenate([x.x for x in xs]), bd)
@@ -116,6 +120,22 @@ def concatenate(xs, d: int = 0) -> Expression:
     ndim = max(max(len(dims_of(x)) for x in xs), d + 1)
     nodes = [to_shape(x, dims_of(x) + (1,) * (ndim - len(dims_of(x))), bd) for x in xs]
     return Expression(bv.concatenate_axis(nodes, d), bd)
+
+
+def _rows_of(xs: list):
+    """The batchviz nodes of ``xs`` when they are all plain expressions (no parameters or
+    pending products) of the same minibatch size and at least one dimension, else None."""
+    if not xs or type(xs[0]) is not Expression:
+        return None
+    bd, nodes = xs[0].bd, []
+    for x in xs:
+        if type(x) is not Expression or x.bd != bd:
+            return None
+        node = x.x
+        if not node.shape:
+            return None
+        nodes.append(node)
+    return nodes
 
 
 def concatenate_cols(xs) -> Expression:

@@ -204,14 +204,24 @@ class AdamTrainer(Trainer):
         self.beta_1, self.beta_2, self.eps = float(beta_1), float(beta_2), float(eps)
 
     def rule(self, values, g, slots):
-        m, v = slots
+        """The update in place, through two scratch arrays: an output layer's weights are
+        megabytes, and each temporary of the written-out formula would be another pass
+        over them (the same operations, in the same order, as that formula)."""
+        xp, (m, v) = state.xp, slots
         b1, b2, t = self.beta_1, self.beta_2, self.updates + 1
+        scratch = g * (1.0 - b1)
         m *= b1
-        m += (1.0 - b1) * g
+        m += scratch
+        xp.multiply(g, 1.0 - b2, out=scratch)
+        scratch *= g
         v *= b2
-        v += (1.0 - b2) * g * g
+        v += scratch
         rate = self.learning_rate * (1.0 - b2 ** t) ** 0.5 / (1.0 - b1 ** t)
-        values -= rate * m / (state.xp.sqrt(v) + self.eps)
+        step = m * rate
+        xp.sqrt(v, out=scratch)
+        scratch += self.eps
+        step /= scratch
+        values -= step
 
 
 __all__ = ["Trainer", "SimpleSGDTrainer", "MomentumSGDTrainer", "AdagradTrainer",

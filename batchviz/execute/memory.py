@@ -30,17 +30,30 @@ class ArenaPool:
     #: smaller arrays come from the allocator's own free lists: no pages to fault in
     MIN_SIZE = 1 << 16
 
+    #: how many times the next power of two a new array reserves, on the CPU
+    CPU_ROOM = 4
+
     def take(self, size: int):
         """A flat array of ``size`` elements (contents undefined): a kept array of at least
-        ``size`` and at most twice that, else a new one."""
-        key = (state.xp.__name__, state.dtype)
-        spare = self.spare.get(key) if size >= self.MIN_SIZE else None
+        ``size`` and at most twice the room a new one gets, else a new one.
+
+        A new one has room to the next power of two, as DyNet's pools grow by doubling:
+        minibatches sorted by length ask for a little more every time, and an array of
+        exactly ``size`` would fit none of the next requests. On the CPU it reserves
+        ``CPU_ROOM`` times that: pages never written are never faulted in, so the room
+        costs address space only, and growing minibatches grow into it, each faulting in
+        its new tail, instead of faulting in a whole fresh array (tens of megabytes) at
+        every doubling. On a GPU room is memory: there it is the power of two alone."""
+        if size < self.MIN_SIZE:
+            return state.xp.empty(size, dtype=state.dtype)
+        room = self.CPU_ROOM if state.xp is np else 1
+        spare = self.spare.get((state.xp.__name__, state.dtype))
         if spare:
-            fits = [k for k, a in enumerate(spare) if size <= a.size <= 2 * size]
+            fits = [k for k, a in enumerate(spare) if size <= a.size <= 2 * room * size]
             if fits:
                 best = min(fits, key=lambda k: spare[k].size)
                 return spare.pop(best)[:size]
-        return state.xp.empty(size, dtype=state.dtype)
+        return state.xp.empty(room << (size - 1).bit_length(), dtype=state.dtype)[:size]
 
     def give(self, array) -> None:
         """Return an array from :meth:`take` (its whole buffer) for later use."""

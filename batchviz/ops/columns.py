@@ -79,10 +79,16 @@ class AffineBatch(AffineArguments):
             out = term
         return out
 
-    def forward(self, xp, ins, attrs, n):
-        out = self.products(xp, ins)
-        out += ins[0][..., None]
-        return out
+    #: the products are formed in the batch's own segment: a language model's output
+    #: layer is megabytes per time step, not to be made elsewhere and copied in
+    writes_output = True
+
+    def forward(self, xp, ins, attrs, n, out=None):
+        total = xp.matmul(ins[1], ins[2], out=out)  # (n, rows, m), W shared or not
+        for i in range(3, len(ins), 2):
+            total += xp.matmul(ins[i], ins[i + 1])
+        total += ins[0][..., None]
+        return total
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         grads = [None] * len(ins)
@@ -114,16 +120,13 @@ class PickNegLogSoftmaxBatch(Op):
     def forward(self, xp, ins, attrs, n):
         X = ins[0]  # (n, classes, m): the softmax runs over axis 1
         i, lab, j = self._picked(xp, attrs, n, X.shape[2])
-        return (logsumexp(xp, X)[:, 0, :] - X[i, lab, j]).sum(axis=1)
+        return (_logsumexp_columns(xp, X) - X[i, lab, j]).sum(axis=1)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         X = ins[0]
-        probs = X - logsumexp(xp, X)  # (n, classes, m): the softmax, one pass fewer
-        xp.exp(probs, out=probs)
-        i, lab, j = self._picked(xp, attrs, n, X.shape[2])
-        probs[i, lab, j] -= 1.0
-        probs *= g[:, None, None]
-        return [probs]
+        lse = _logsumexp_columns(xp, X)
+        return [_softmax_gradient(xp, X, lse, self._picked(xp, attrs, n, X.shape[2]),
+                                  g[:, None])]
 
 
 class PickNegLogSoftmaxColumns(PickNegLogSoftmaxBatch):
@@ -138,16 +141,58 @@ class PickNegLogSoftmaxColumns(PickNegLogSoftmaxBatch):
     def forward(self, xp, ins, attrs, n):
         X = ins[0]
         i, lab, j = self._picked(xp, attrs, n, X.shape[2])
-        return logsumexp(xp, X)[:, 0, :] - X[i, lab, j]
+        return _logsumexp_columns(xp, X) - X[i, lab, j]
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         X = ins[0]
-        i, lab, j = self._picked(xp, attrs, n, X.shape[2])
-        probs = X - (out + X[i, lab, j])[:, None, :]   # logsumexp = loss + picked score
+        picked = self._picked(xp, attrs, n, X.shape[2])
+        lse = out + X[picked]                             # logsumexp = loss + picked score
+        return [_softmax_gradient(xp, X, lse, picked, g)]
+
+
+def _logsumexp_columns(xp, X):
+    """``log(sum(exp(X)))`` over axis 1 of ``(n, classes, m)`` scores, as ``(n, m)``.
+
+    On the CPU node by node: one node's ``(classes, m)`` block (a language model's scores
+    of a time step, a megabyte) stays in the cache through its maximum, exponentials and
+    sum, where the whole array would go through memory for each of them, and no
+    temporary of the array's size is made (at tens of megabytes, every one is a fresh
+    allocation from the operating system, whose pages fault in as they are written)."""
+    if xp is not np:
+        return logsumexp(xp, X)[:, 0, :]
+    out = np.empty((X.shape[0], X.shape[2]), dtype=X.dtype)
+    scratch = np.empty(X.shape[1:], dtype=X.dtype)
+    for k, block in enumerate(X):
+        top = block.max(axis=0)
+        np.subtract(block, top, out=scratch)
+        np.exp(scratch, out=scratch)
+        total = scratch.sum(axis=0)
+        np.log(total, out=total)
+        np.add(total, top, out=out[k])
+    return out
+
+
+def _softmax_gradient(xp, X, lse, picked, scale):
+    """``(softmax(X) - one_hot(labels)) * scale``: the gradient of the picked losses of
+    ``(n, classes, m)`` scores, from their log-sum-exp ``lse`` (``(n, m)``), the picked
+    entries ``picked`` (``X[picked]``) and each node's (``(n, 1)``) or column's (``(n,
+    m)``) gradient ``scale``. On the CPU node by node, for the reason
+    :func:`_logsumexp_columns` gives: each block is read once, from memory, and written
+    once, where the array-wide formula would go through memory four times."""
+    if xp is not np:
+        probs = X - lse[:, None, :]
         xp.exp(probs, out=probs)
-        probs[i, lab, j] -= 1.0
-        probs *= g[:, None, :]
-        return [probs]
+        probs[picked] -= 1.0
+        probs *= scale[:, None, :]
+        return probs
+    probs = np.empty_like(X)
+    labels, columns = picked[1], picked[2][0]
+    for k, block in enumerate(probs):
+        np.subtract(X[k], lse[k], out=block)
+        np.exp(block, out=block)
+        block[labels[k], columns] -= 1.0
+        block *= scale[k]
+    return probs
 
 
 _LOOKUP_BATCH = register(LookupBatch())

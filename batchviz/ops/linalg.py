@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..graph import ExpressionBase
 from .base import Op, register, shared_node
 from ._build import build, build_over_parameters, expression_list
 from .gradients import WeightGradient
@@ -62,9 +63,8 @@ def _mm_backward(xp, A, x, g, shared, need_A, need_x):
             if need_x:
                 gx = g @ A
         else:
-            if need_A:  # columns are instances: (n, rows, c) -> (n * c, rows)
-                gA = WeightGradient(g.transpose(0, 2, 1).reshape(-1, g.shape[1]),
-                                    x.transpose(0, 2, 1).reshape(-1, x.shape[1]))
+            if need_A:  # columns are instances: one row per instance, n * c of them
+                gA = WeightGradient(_instances_as_rows(g), _instances_as_rows(x))
             if need_x:
                 gx = xp.matmul(A.T, g)
     else:
@@ -79,6 +79,15 @@ def _mm_backward(xp, A, x, g, shared, need_A, need_x):
             if need_x:
                 gx = xp.matmul(A.transpose(0, 2, 1), g)
     return gA, gx
+
+
+def _instances_as_rows(m):
+    """``(n, rows, c)`` blocks of ``c`` instances each as ``(n * c, rows)``: one row per
+    instance, as :class:`WeightGradient` takes them. It is a transposed view of a
+    ``(rows, n * c)`` copy: that copy moves whole rows of ``c`` numbers, where making the
+    ``(n * c, rows)`` array itself would read every number ``c`` apart (a language
+    model's output layer: megabytes per time step)."""
+    return m.transpose(1, 0, 2).reshape(m.shape[1], -1).T
 
 
 def _mm_shape(op, a, x):
@@ -248,12 +257,62 @@ class AffineTransform(AffineArguments):
         return self.products_backward(xp, ins, g, needs, grads)
 
 
+class ActivatedAffine(AffineTransform):
+    """``f(b + W1 @ x1 + W2 @ x2 + ...)`` as one node, ``f`` the op's ``activation``
+    (``logistic``, ``tanh`` or ``rectify``).
+
+    A layer, a Tree-LSTM's gate, is an affine transform and its activation: two nodes,
+    two batches per step of the schedule, and an array written and read back between
+    them. As one node it is one batch, and the activation runs on the batch's segment
+    right after the products, while it is in the cache. The values are those of the two
+    ops: the same operations, in the same order."""
+
+    def __init__(self, activation: str):
+        self.activation = activation
+        self.name = f"affine_{activation}"
+
+    def forward(self, xp, ins, attrs, n, out=None):
+        out = super().forward(xp, ins, attrs, n, out=out)
+        if self.activation == "logistic":  # as bv.logistic: 0.5 (1 + tanh(x / 2))
+            out *= 0.5
+            xp.tanh(out, out=out)
+            out += 1.0
+            out *= 0.5
+        elif self.activation == "tanh":
+            xp.tanh(out, out=out)
+        else:
+            xp.maximum(out, 0.0, out=out)
+        return out
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        if self.activation == "logistic":  # the activation's slope, from its value
+            g = g * out * (1.0 - out)
+        elif self.activation == "tanh":
+            g = g * (1.0 - out * out)
+        else:
+            g = g * (out > 0)
+        return super().backward(xp, ins, out, g, attrs, n, needs)
+
+
 _MATMUL = register(MatMul())
 _AFFINE = register(AffineTransform())
+#: the activations an affine transform may end with, and their ops
+ACTIVATIONS = ("logistic", "tanh", "rectify")
+_ACTIVATED = {f: register(ActivatedAffine(f)) for f in ACTIVATIONS}
 
 
 def matmul(a, x):
-    """``a @ x``: matrix times vector, or matrix times matrix."""
+    """``a @ x``: matrix times vector, or matrix times matrix.
+
+    ``W @ h`` with ``W`` a parameter that the graph of ``h`` already holds (an output
+    layer, once per word or tree node) is a memo lookup and a push (the graph's
+    ``add_memoized``), as ``affine_transform``'s is."""
+    if isinstance(x, ExpressionBase) and not x.graph.finished:
+        g = x.graph
+        W = g.param_node.get(id(a))
+        if W is not None:
+            n = x.node
+            return g.add_memoized(_MATMUL, (W, n), None, g.depths[n] + 1)
     return build(_MATMUL, (a, x))
 
 
@@ -264,4 +323,17 @@ def affine_transform(terms):
     return build(_AFFINE, expression_list(terms, "affine_transform"))
 
 
-__all__ = ["matmul", "affine_transform"]
+def activated_affine(activation: str, terms):
+    """``activation(b + W1 @ x1 + ...)`` from the list ``[b, W1, x1, W2, x2, ...]``, as one
+    node: ``activated_affine("tanh", [b, W, x])`` is ``bv.tanh(bv.affine_transform([b, W,
+    x]))``. ``activation`` is ``"logistic"``, ``"tanh"`` or ``"rectify"``."""
+    op = _ACTIVATED.get(activation)
+    if op is None:
+        raise ValueError(f"activated_affine: activation must be one of {ACTIVATIONS}, got "
+                         f"{activation!r}")
+    if type(terms) is list and len(terms) % 2 and len(terms) > 2:
+        return build_over_parameters(op, terms)
+    return build(op, expression_list(terms, "activated_affine"))
+
+
+__all__ = ["matmul", "affine_transform", "activated_affine"]

@@ -16,6 +16,7 @@ and ``loss.backward()`` walks the plans of every run in reverse (:func:`execute_
 from __future__ import annotations
 
 import time
+import weakref
 
 import numpy as np
 
@@ -32,18 +33,23 @@ from .schedule import PendingView, resolve_strategy, schedule
 from .signature import size_of
 
 
-#: the expressions whose gradient or value was last asked for, in any graph (what
-#: ``batchviz explain script.py`` explains, :func:`last_asked`)
+#: the nodes whose gradient or value was last asked for, in any graph, as ``(weak
+#: reference to the graph, node)``: what ``batchviz explain script.py`` explains
+#: (:func:`last_asked`). Weak, so that a finished minibatch's graph is freed as soon as the
+#: program drops it, not kept until the next one asks for something
 _asked = {"backward": None, "scalar": None, "value": None}
 
 
 def last_asked():
     """The expression a program most likely meant as its loss: the last one ``backward()``
     ran from, else the last scalar whose value was read, else the last expression whose
-    value was read; None when no value was asked for since :func:`forget_asked`."""
+    value was read; None when none was asked for since :func:`forget_asked` (or its graph
+    is gone)."""
     for kind in ("backward", "scalar", "value"):
         if _asked[kind] is not None:
-            return _asked[kind]
+            graph = _asked[kind][0]()
+            if graph is not None:
+                return graph.expression_type(graph, _asked[kind][1])
     return None
 
 
@@ -116,7 +122,7 @@ class Graph(LazyGraph):
 
     def backward(self, node: int) -> None:
         """Accumulate d(node)/d(parameter) into every parameter's ``grad``."""
-        _asked["backward"] = self.expression_type(self, node)
+        _asked["backward"] = (weakref.ref(self), node)
         self.forward()
         h2d, d2h, t0 = state.host_to_device, state.device_to_host, time.perf_counter()
         with reporting(self, "backward"):
@@ -135,7 +141,7 @@ class Graph(LazyGraph):
         """The node's value (with ``block``: that block of what it keeps, see
         ``Op.storage_blocks``) as a NumPy array of its own; runs what is pending first."""
         self.check_alive()
-        _asked["value"] = asked = self.expression_type(self, node)
+        _asked["value"] = asked = (weakref.ref(self), node)
         if self.shapes[node] in ((), (1,)):
             _asked["scalar"] = asked
         self.forward()

@@ -2,6 +2,8 @@
 Arguments that are consecutive rows of one block are read as a view; otherwise one gather
 copies them, and backward scatters through the same index. Each kind of read is checked
 against node-by-node execution."""
+import gc
+
 import numpy as np
 import pytest
 
@@ -105,11 +107,15 @@ def test_whole_row_gathers_and_scatters_match_unbatched_execution(float64):
                 np.testing.assert_allclose(g, w, rtol=1e-12)
 
 
-def test_finished_graphs_give_their_arenas_back():
+def test_finished_graphs_give_their_arenas_back(monkeypatch):
     """A finished graph's arena is handed to the next graph (no fresh pages to fault in),
     and the next graph's values are its own."""
     from batchviz.execute.memory import POOL
 
+    # graphs of earlier tests in this process, freed by the collector in the middle of this
+    # test, would give their arenas back too: free them first, then start from an empty pool
+    gc.collect()
+    monkeypatch.setattr(POOL, "spare", {})
     with bv.Graph() as g1:
         x = bv.input(np.arange(100_000.0))
         (x * 2.0).value()

@@ -14,11 +14,7 @@ seconds=${2:-420}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 python=${PYTHON:-python3}
-if compgen -G ".whl/*.whl" >/dev/null; then
-    $python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .whl/*.whl || exit 1
-    export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-fi
+source "$(dirname "$0")/gpu-wheels.sh"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 nvidia-smi -L
 echo "== 1. the ops and batchviz.dynet on CuPy (limit ${seconds}s)"

@@ -25,11 +25,7 @@ mkdir -p "$out"
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 python=${PYTHON:-python3}
 
-if compgen -G ".whl/*.whl" >/dev/null; then
-    $python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .whl/*.whl || exit 1
-    export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-fi
+source "$(dirname "$0")/gpu-wheels.sh"
 $python -m pip install -q --no-index --no-deps --no-build-isolation -e . >"$out/install.log" 2>&1 \
     || { echo "pip install -e . failed:"; tail -20 "$out/install.log"; exit 1; }
 

@@ -51,7 +51,28 @@ class SumAxes(Op):
         return [xp.broadcast_to(g.reshape([n] + kept), x.shape)]
 
 
-class MaxAxis(Op):
+class TakeAlongAxis(Op):
+    """One entry per position of the other axes taken along an axis, which is removed: the
+    forward and backward of ops that differ only in which entry (:meth:`_where`)."""
+
+    def _where(self, xp, x, attrs):
+        """``(kernel axis, indices)``: the entry to take, an index array with that axis of
+        size 1."""
+        raise NotImplementedError
+
+    def forward(self, xp, ins, attrs, n):
+        axis, where = self._where(xp, ins[0], attrs)
+        return xp.take_along_axis(ins[0], where, axis=axis).squeeze(axis)
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        x = ins[0]
+        axis, where = self._where(xp, x, attrs)
+        positions = xp.arange(x.shape[axis]).reshape([-1 if a == axis else 1
+                                                      for a in range(x.ndim)])
+        return [(positions == where) * xp.expand_dims(g, axis)]
+
+
+class MaxAxis(TakeAlongAxis):
     """The maximum (or minimum) along one axis; the gradient goes to the first element that
     attains it. Attributes ``(axis, "max" or "min")``."""
 
@@ -69,17 +90,6 @@ class MaxAxis(Op):
         axis, kind = attrs[0]
         best = x.argmax(axis=axis + 1) if kind == "max" else x.argmin(axis=axis + 1)
         return axis + 1, xp.expand_dims(best, axis + 1)
-
-    def forward(self, xp, ins, attrs, n):
-        axis, where = self._where(xp, ins[0], attrs)
-        return xp.take_along_axis(ins[0], where, axis=axis).squeeze(axis)
-
-    def backward(self, xp, ins, out, g, attrs, n, needs):
-        x = ins[0]
-        axis, where = self._where(xp, x, attrs)
-        positions = xp.arange(x.shape[axis]).reshape([-1 if a == axis else 1
-                                                      for a in range(x.ndim)])
-        return [(positions == where) * xp.expand_dims(g, axis)]
 
 
 class LogSumExpAxis(Op):

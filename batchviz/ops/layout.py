@@ -19,15 +19,11 @@ from .. import backend
 from ..signature import shape_text
 from .base import Op, register
 from ._build import build, build_memoized, expression_list
+from .axes import TakeAlongAxis
 
 
 def _size(shape) -> int:
     return int(np.prod(shape, dtype=np.int64))
-
-
-def _node_axis(shape: tuple, axis: int) -> list:
-    """A shape of ``len(shape)`` ones but ``-1`` at ``axis``: to lay a vector along it."""
-    return [-1 if a == axis else 1 for a in range(len(shape))]
 
 
 def _indices(xp, attrs, column_shape):
@@ -101,7 +97,7 @@ class PickAxis(Op):
         return [grad]
 
 
-class PickBatch(Op):
+class PickBatch(TakeAlongAxis):
     """For every entry ``j`` of the last axis (an instance of a manual minibatch), index
     ``indices[j]`` along ``axis``, which is removed. Attributes ``(axis, indices)``."""
 
@@ -128,16 +124,6 @@ class PickBatch(Op):
         column = [1] * (x.ndim - 1)
         column[-1] = x.shape[-1]
         return axis + 1, _indices(xp, [ids for _, ids in attrs], column)
-
-    def forward(self, xp, ins, attrs, n):
-        axis, where = self._where(xp, ins[0], attrs)
-        return xp.take_along_axis(ins[0], where, axis=axis).squeeze(axis)
-
-    def backward(self, xp, ins, out, g, attrs, n, needs):
-        x = ins[0]
-        axis, where = self._where(xp, x, attrs)
-        positions = xp.arange(x.shape[axis]).reshape(_node_axis(x.shape, axis))
-        return [(positions == where) * xp.expand_dims(g, axis)]
 
 
 class SelectAxis(Op):

@@ -113,6 +113,17 @@ class RNNBuilder:
     def get_parameter_expressions(self) -> list:
         return self.get_parameters()
 
+    def _add_layer_parameters(self, kinds: str) -> None:
+        """Per layer, in DyNet's order, one parameter per letter of ``kinds``: ``x`` a
+        matrix from the layer's input, ``h`` one from the hidden state, ``b`` a bias
+        (zeros)."""
+        H, add = self.hidden_dim, self.local.add_parameters
+        self._layer_params = []
+        for i in range(self.layers):
+            shape = {"x": (H, self.input_dim if i == 0 else H), "h": (H, H)}
+            self._layer_params.append([add(shape[k]) if k != "b" else add((H,), init=0.0)
+                                       for k in kinds])
+
     def set_dropout(self, p: float) -> None:
         self.set_dropouts(p, p)
 
@@ -221,13 +232,7 @@ class SimpleRNNBuilder(RNNBuilder):
 
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model):
         super().__init__(layers, input_dim, hidden_dim, model)
-        H = self.hidden_dim
-        self._layer_params = []
-        for i in range(self.layers):
-            d = self.input_dim if i == 0 else H
-            self._layer_params.append([self.local.add_parameters((H, d)),
-                                       self.local.add_parameters((H, H)),
-                                       self.local.add_parameters((H,), init=0.0)])
+        self._add_layer_parameters("xhb")
 
     def _step(self, i, x, state):
         Wx, Wh, b = self._layer_params[i]
@@ -245,12 +250,7 @@ class GRUBuilder(RNNBuilder):
 
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model):
         super().__init__(layers, input_dim, hidden_dim, model)
-        H, add = self.hidden_dim, self.local.add_parameters
-        self._layer_params = []
-        for i in range(self.layers):
-            d = self.input_dim if i == 0 else H
-            self._layer_params.append([p for _ in "zrh"
-                                       for p in (add((H, d)), add((H, H)), add((H,), init=0.0))])
+        self._add_layer_parameters("xhb" * 3)  # z, r, h
 
     def _step(self, i, x, state):
         Wxz, Whz, bz, Wxr, Whr, br, Wxh, Whh, bh = self._layer_params[i]
@@ -280,14 +280,7 @@ class CoupledLSTMBuilder(RNNBuilder):
 
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model):
         super().__init__(layers, input_dim, hidden_dim, model)
-        H, add = self.hidden_dim, self.local.add_parameters
-        self._layer_params = []
-        for i in range(self.layers):
-            d = self.input_dim if i == 0 else H
-            self._layer_params.append(
-                [add((H, d)), add((H, H)), add((H, H)), add((H,), init=0.0),
-                 add((H, d)), add((H, H)), add((H, H)), add((H,), init=0.0),
-                 add((H, d)), add((H, H)), add((H,), init=0.0)])
+        self._add_layer_parameters("xhhb" "xhhb" "xhb")  # i, o, c
 
     def _step(self, i, x, state):
         Wxi, Whi, Wci, bi, Wxo, Who, Wco, bo, Wxc, Whc, bc = self._layer_params[i]

@@ -230,27 +230,25 @@ def affine_batch(terms):
     return build(_AFFINE_BATCH, expression_list(terms, "affine_batch"))
 
 
-def pickneglogsoftmax_batch(X, labels):
-    """Summed cross-entropy of the columns of ``X`` (classes x m) against ``labels`` (m ints)."""
-    labels = _int_list(labels, "pickneglogsoftmax_batch")
+def _class_labels(X, labels, name: str) -> list:
+    """``labels`` as a list of ints, each a row of ``X`` (classes x m) when its shape is known."""
+    labels = _int_list(labels, name)
     classes = X.shape[0] if len(X.shape) == 2 else None
     bad = [c for c in labels if classes is not None and not 0 <= c < classes]
     if bad:
-        raise IndexError(f"pickneglogsoftmax_batch: class {bad[0]} is out of range for "
-                         f"{classes} scores")
-    return build(_PNLS_BATCH, (X,), labels)
+        raise IndexError(f"{name}: class {bad[0]} is out of range for {classes} scores")
+    return labels
+
+
+def pickneglogsoftmax_batch(X, labels):
+    """Summed cross-entropy of the columns of ``X`` (classes x m) against ``labels`` (m ints)."""
+    return build(_PNLS_BATCH, (X,), _class_labels(X, labels, "pickneglogsoftmax_batch"))
 
 
 def pickneglogsoftmax_columns(X, labels):
     """The cross-entropy of every column of ``X`` (classes x m) against ``labels`` (m
     ints): a vector of ``m`` losses."""
-    labels = _int_list(labels, "pickneglogsoftmax_columns")
-    classes = X.shape[0] if len(X.shape) == 2 else None
-    bad = [c for c in labels if classes is not None and not 0 <= c < classes]
-    if bad:
-        raise IndexError(f"pickneglogsoftmax_columns: class {bad[0]} is out of range for "
-                         f"{classes} scores")
-    return build(_PNLS_COLUMNS, (X,), labels)
+    return build(_PNLS_COLUMNS, (X,), _class_labels(X, labels, "pickneglogsoftmax_columns"))
 
 
 __all__ = ["lookup_batch", "affine_batch", "pickneglogsoftmax_batch", "pickneglogsoftmax_columns"]

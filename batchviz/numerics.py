@@ -32,6 +32,7 @@ import numpy as np
 
 from .backend import state, to_numpy
 from .errors import NumericsError, NumericsWarning
+from .execute.memory import batch_outputs
 from .ops.gradients import BlockGradient, SparseRows, WeightGradient
 from .signature import size_of
 from .signature_names import display_names
@@ -74,10 +75,10 @@ def all_finite(arrays, xp) -> bool:
 def check_forward(graph, batch, arena, xp) -> None:
     """Raise :class:`NumericsError` if batch ``batch`` (a ``BatchPlan``) wrote NaN or
     infinity into its segment of ``arena`` (its values and any further blocks it keeps)."""
-    segment = arena[batch.start:batch.stop]
+    segment = batch_outputs(xp, arena, batch)
     if all_finite([segment], xp):
         return
-    values = to_numpy(segment)
+    values = to_numpy(segment).reshape(-1)  # block after block
     bad = int(np.flatnonzero(~np.isfinite(values))[0])
     block, offset = divmod(bad, batch.length)
     node = batch.nodes[_position(batch.sizes, len(batch.nodes), offset, batch.length)]

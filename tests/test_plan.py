@@ -230,6 +230,94 @@ def test_nodes_keep_their_blocks_and_readers_see_their_value(float64):
 
 
 
+class _StepsTogether(bv.Strategy):
+    """The inputs, then the given batches of steps one after another, then the rest level
+    by level after the steps (so every ``tanh`` of a step is one batch), signature by
+    signature."""
+
+    def __init__(self, steps):
+        self.steps = steps
+
+    def schedule(self, view):
+        taken = {n for batch in self.steps for n in batch}
+        level = {n: 0 for n in taken}
+        inputs, after = [], {}
+        for node in view.nodes:
+            if node in taken:
+                continue
+            args = [level[a] for a in view.pending_args(node) if a in level]
+            if not args:
+                inputs.append(node)
+                continue
+            level[node] = 1 + max(args)
+            after.setdefault((level[node], view.signature[node]), []).append(node)
+        by_signature: dict = {}
+        for node in inputs:
+            by_signature.setdefault(view.signature[node], []).append(node)
+        return list(by_signature.values()) + self.steps + [after[k] for k in sorted(after)]
+
+
+def _steps_in_a_run(strategy: str, inspect=None):
+    """Three batches of LSTM steps back to back in the schedule (sequence steps, then steps
+    that read them, then tree steps with two cells: 6, 6 and 7 blocks), and a ``tanh`` of
+    every step's ``h``, created in that order. Returns the loss, every block each step
+    keeps and the parameters' gradients; ``inspect(graph, steps)`` runs after the forward
+    pass."""
+    model = bv.Model(seed=0)
+    b, Wx, Wh = (model.add_parameters((8,)), model.add_parameters((8, 3)),
+                 model.add_parameters((8, 2)))
+    b2, Wl, Wr = (model.add_parameters((10,)), model.add_parameters((10, 2)),
+                  model.add_parameters((10, 2)))
+    with bv.Graph(strategy=strategy if strategy != "given" else "none") as g:
+        x = [bv.input(np.linspace(-1, 1, 3) * (k + 1)) for k in range(3)]
+        first = [bv.lstm_unit(b, [Wx, Wh], [xk, bv.zeros(2)], [bv.zeros(2)], 2) for xk in x]
+        second = [bv.lstm_unit(b, [Wx, Wh], [xk, s], [s], 2) for xk, s in zip(x, first)]
+        tree = [bv.lstm_unit(b2, [Wl, Wr], [s, t], [s, t], 2) for s, t in zip(first, second)]
+        steps = first + second + tree
+        loss = bv.esum([bv.sum_elems(bv.tanh(s)) * float(k + 1) for k, s in enumerate(steps)])
+        if strategy == "given":
+            g.strategy = _StepsTogether([[s.node for s in part] for part in (first, second, tree)])
+        value = loss.value()
+        if inspect is not None:
+            inspect(g, steps)
+        blocks = [[g.value_of(s.node, k) for k in range(6 if s in first + second else 7)]
+                  for s in steps]
+        loss.backward()
+        grads = [p.grad.copy() for p in (b, Wx, Wh, b2, Wl, Wr)]
+    return value, blocks, grads
+
+
+def test_a_run_of_batches_keeping_blocks_is_laid_out_plane_by_plane(float64):
+    """Consecutive batches whose nodes keep several blocks share one region: all their
+    values back to back, then each further block of every node its run's values (18
+    elements) further on. A later batch reading the values of all of them reads one view;
+    values, blocks and gradients are those of unbatched execution."""
+
+    def inspect(g, steps):
+        layout = g.layout
+        records = [layout.batches[layout.batch_of[s.node]] for s in steps[::3]]
+        assert [r.out_shape for r in records] == [(6, 3, 2), (6, 3, 2), (7, 3, 2)]
+        assert [r.index for r in records] == list(range(records[0].index, records[0].index + 3))
+        assert {r.block_stride for r in records} == {18}
+        addresses = [layout.address[s.node] for s in steps]
+        assert np.diff(addresses).tolist() == [2] * 8              # values back to back
+        for s in steps:
+            assert layout.address_of(s.node, 3) == layout.address[s.node] + 3 * 18
+            run = g.batch_runs[layout.batch_of[s.node]]
+            assert np.shares_memory(run.out, g.arenas[records[0].arena])
+        tanh = next(r for r in layout.batches if r.op.name == "tanh")
+        assert len(tanh.nodes) == 9 and type(tanh.reads[0]) is View
+
+    value, blocks, grads = _steps_in_a_run("given", inspect)
+    value0, blocks0, grads0 = _steps_in_a_run("none")
+    assert value == pytest.approx(value0, rel=1e-12)
+    for kept, kept0 in zip(blocks, blocks0):
+        for block, block0 in zip(kept, kept0):
+            np.testing.assert_allclose(block, block0, rtol=1e-12)
+    for grad, grad0 in zip(grads, grads0):
+        np.testing.assert_allclose(grad, grad0, rtol=1e-10)
+
+
 class _RowsThenReaders(bv.Strategy):
     """Rows 0-1, a batch in between, rows 2-4, the readers of the rows in one batch, then
     everything else by depth: the readers' argument is whole batches, not back to back."""

@@ -13,7 +13,7 @@ from .. import numerics
 from ..backend import scatter_add
 from ..ops.gradients import BlockGradient, SparseRows, WeightGradient
 from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View, is_copy
-from .memory import POOL, rows_view, strided_view
+from .memory import POOL, batch_outputs, rows_view, strided_view
 
 
 def execute_backward(graph, loss: int, xp, keep: bool = False) -> tuple:
@@ -73,7 +73,7 @@ def _gradient_arenas(layout) -> tuple:
 
 def backward_kernel(batch, run, grads, xp) -> list:
     """The gradients of one batch's argument positions, from its outputs' gradient."""
-    g = grads[batch.arena][batch.start:batch.start + run.out.size].reshape(batch.out_shape)
+    g = batch_outputs(xp, grads[batch.arena], batch)
     op, n, attrs = batch.op, len(batch.nodes), batch.attrs
     if batch.counts is not None:  # nodes of different numbers of arguments
         return [op.backward_segments(xp, run.ins[0], batch.counts, run.out, g, attrs, n)]

@@ -14,8 +14,7 @@ from typing import NamedTuple
 from .. import numerics
 from ..backend import to_device_index
 from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View
-from ..signature import size_of
-from .memory import copy_index, gather, strided_view
+from .memory import batch_outputs, copy_index, gather, strided_view
 
 
 class BatchRun(NamedTuple):
@@ -42,7 +41,7 @@ def run_batch(graph, arenas, arena, batch, xp, check: bool = False) -> BatchRun:
         block, index = read_block(graph, arenas, read, xp)
         ins.append(block if shape is None else block.reshape(shape))
         indices.append(index)
-    out = arena[batch.start:batch.start + size_of(batch.out_shape)].reshape(batch.out_shape)
+    out = batch_outputs(xp, arena, batch)
     op, n, attrs = batch.op, len(batch.nodes), batch.attrs
     if op.writes_output:  # the kernel writes straight into the batch's segment
         op.forward(xp, ins, attrs, n, out=out)

@@ -161,3 +161,15 @@ def strided_view(xp, flat, start: int, n: int, size: int, step: int):
     item = flat.itemsize
     return xp.lib.stride_tricks.as_strided(flat[start:], shape=(n, size),
                                            strides=(step * item, item))
+
+
+def batch_outputs(xp, flat, batch):
+    """A batch's segment of ``flat`` (its arena, or the gradients laid out like it) as the
+    kernel's ``batch.out_shape`` array, without a copy. The blocks of a batch whose nodes
+    keep several (``Op.storage_blocks``) are rows ``batch.block_stride`` apart: a run of
+    such batches is laid out plane by plane (:func:`~batchviz.plan.layout.place_batches`)."""
+    if not batch.block_stride:
+        return flat[batch.start:batch.start + batch.length].reshape(batch.out_shape)
+    rows = strided_view(xp, flat, batch.start, batch.out_shape[0], batch.length,
+                        batch.block_stride)
+    return rows.reshape(batch.out_shape)  # (splits the contiguous last axis: still a view)

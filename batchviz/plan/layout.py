@@ -6,11 +6,17 @@ batch order. A later batch whose arguments are those nodes, in that order, then 
 as a view instead of copying them (the paper's contiguous-memory point).
 
 A node's *address* is its first element in a virtual address space that all arenas of a
-graph share, so one integer tells both the arena and the offset. A batch of nodes that
-keep several blocks (``Op.storage_blocks``: an LSTM step keeps ``h``, ``c`` and its gates)
-is laid out block by block: all its values back to back, then all its second blocks, and
-so on, so that its values are one block for every reader and every block is a contiguous
-``(n,) + shape`` array for the kernel.
+graph share, so one integer tells both the arena and the offset.
+
+Nodes that keep several blocks (``Op.storage_blocks``: an LSTM step keeps ``h``, ``c`` and
+its gates) are laid out *plane by plane*. A run of consecutive batches of such nodes gets
+one region of the arena: first the values of all of them, batch after batch, then all
+their second blocks in the same places, and so on; each batch's block ``b`` lies ``b``
+times the run's values after its values (its ``block_stride``). So every block of a batch
+is a contiguous ``(n,) + shape`` array for the kernel, and the values of the whole run are
+back to back: a later batch that reads the ``h`` of every step of a Tree-LSTM, laid out
+in that order, reads one view. (A batch keeping fewer blocks than others of its run
+leaves its last planes' places empty.)
 """
 from __future__ import annotations
 
@@ -87,9 +93,10 @@ class Layout:
 
 def place_batches(graph, batches: list, layout: Layout, start: int) -> tuple:
     """Lay ``batches`` (of the nodes from ``start`` on) out one after another in a new arena,
-    each batch's outputs one segment: set every node's address and batch. Returns
-    ``(arena, sizes)``: the arena's number, and per batch its nodes' sizes (one int when
-    they are all the same size, else one per node).
+    each batch's values one segment: set every node's address and batch. Returns
+    ``(arena, sizes, strides)``: the arena's number; per batch its nodes' sizes (one int
+    when they are all the same size, else one per node); and per batch how far apart its
+    nodes' blocks are (0 for nodes that keep their value only; see the module docstring).
 
     This touches every node of the run, so nothing here loops over nodes in Python: a
     batch's shapes are read with one ``itemgetter`` call and its addresses are a ``range``,
@@ -98,15 +105,26 @@ def place_batches(graph, batches: list, layout: Layout, start: int) -> tuple:
     layout.grow(len(shapes))
     next_free = first_free = layout.next_address
     sizes, order, places = [], [], []      # per batch; per node, node after node
-    for batch in batches:
+    strides = [0] * len(batches)
+    region = None  # the run of batches keeping several blocks: [its first address, planes, batches]
+    for k, batch in enumerate(batches):
         n = len(batch)
         order += batch
         blocks = sigtab[sigs[batch[0]]].blocks
         if blocks != 1:  # nodes that keep more than their value (Op.storage_blocks)
+            if region is None:
+                region = [next_free, blocks, []]
+            region[1] = max(region[1], blocks)
+            region[2].append(k)
             size = size_of(shapes[batch[0]])
             places += range(next_free, next_free + n * size, size)
-            next_free += n * size * blocks
-        elif n == 1:
+            next_free += n * size
+            sizes.append(size)
+            continue
+        if region is not None:
+            next_free = _close_region(region, next_free, strides)
+            region = None
+        if n == 1:
             size = size_of(shapes[batch[0]])
             places.append(next_free)
             next_free += size
@@ -122,9 +140,22 @@ def place_batches(graph, batches: list, layout: Layout, start: int) -> tuple:
                 places += range(next_free, next_free + n * size, size)
                 next_free += n * size
         sizes.append(size)
+    if region is not None:
+        next_free = _close_region(region, next_free, strides)
     arena = layout.new_arena(next_free - first_free)
     _set_per_node(layout, start, order, places, [len(b) for b in batches])
-    return arena, sizes
+    return arena, sizes, strides
+
+
+def _close_region(region: list, values_end: int, strides: list) -> int:
+    """End a run of batches laid out plane by plane (``region``: its first address, its
+    most blocks per node, its batches), whose values end at ``values_end``: every batch's
+    blocks are the run's values apart. Returns the first address after its last plane."""
+    first, planes, members = region
+    values = values_end - first
+    for k in members:
+        strides[k] = values
+    return first + planes * values
 
 
 def _set_per_node(layout: Layout, start: int, order: list, places: list, counts: list) -> None:

@@ -31,7 +31,8 @@ class BatchPlan(NamedTuple):
     sizes: object       # each node's size: one int when all are the same, else a list
     out_shape: tuple    # the kernel's output array: (n,) + shape; (blocks, n) + shape; or
                         # flat, for an element-wise op
-    block_stride: int   # 0, or how far apart each node's blocks are (Op.storage_blocks)
+    block_stride: int   # 0, or how far apart each node's blocks are (Op.storage_blocks):
+                        # the values of its run of such batches (plan.layout)
     reads: tuple        # per argument position (one for them all when ``together``)
     in_shapes: tuple    # per read, the shape the kernel sees its block in (None: shared)
     needs: tuple        # per read: whether gradients must flow back there
@@ -41,10 +42,12 @@ class BatchPlan(NamedTuple):
     counts: object      # with ``together``: each node's number of arguments when they
                         # differ (Op.any_arity), else None
 
+
     @property
     def stop(self) -> int:
-        """Where the batch's segment ends (its values and any further blocks)."""
-        return self.start + size_of(self.out_shape)
+        """Where the batch's values end (a batch that keeps further blocks has them
+        ``block_stride`` apart from its values, after those of the rest of its run)."""
+        return self.start + self.length
 
 
 class Plan(NamedTuple):
@@ -74,17 +77,19 @@ def plan(graph, batches: list, layout: Layout, start: int, every_gradient: bool 
     laid out in a new arena after what ``layout`` holds (which is extended). With
     ``every_gradient``, every batch takes part in the backward pass, constants' too (so
     that every node's gradient can be read, DyNet's ``backward(full=True)``)."""
-    arena, sizes = place_batches(graph, batches, layout, start)
+    arena, sizes, strides = place_batches(graph, batches, layout, start)
     first = len(layout.batches)
-    for batch, size in zip(batches, sizes):
-        layout.batches.append(plan_batch(graph, layout, batch, size, every_gradient))
+    for batch, size, stride in zip(batches, sizes, strides):
+        layout.batches.append(plan_batch(graph, layout, batch, size, stride, every_gradient))
     size = layout.next_address - layout.bases[arena]
     return Plan(arena, size, tuple(layout.batches[first:]))
 
 
-def plan_batch(graph, layout: Layout, batch: list, sizes, every_gradient: bool = False) -> BatchPlan:
+def plan_batch(graph, layout: Layout, batch: list, sizes, block_stride: int,
+               every_gradient: bool = False) -> BatchPlan:
     """One batch's plan (its nodes already placed by
-    :func:`~batchviz.plan.layout.place_batches`)."""
+    :func:`~batchviz.plan.layout.place_batches`, which gave ``sizes`` and
+    ``block_stride``)."""
     first = batch[0]
     info = graph.sigtab[graph.sigs[first]]
     op, n = info.op, len(batch)
@@ -106,9 +111,8 @@ def plan_batch(graph, layout: Layout, batch: list, sizes, every_gradient: bool =
     arena, start = layout.where(first)
     length = n * sizes if isinstance(sizes, int) else sum(sizes)
     out_shape = (length,) if op.elementwise else (n,) + graph.shapes[first]
-    block_stride = 0
-    if info.blocks != 1:  # laid out block by block: (blocks, n) + shape
-        block_stride, out_shape = length, (info.blocks,) + out_shape
+    if info.blocks != 1:  # laid out block by block: (blocks, n) + shape, block_stride apart
+        out_shape = (info.blocks,) + out_shape
     return BatchPlan(len(layout.batches), graph.sigs[first], op, tuple(batch), attrs, arena,
                      start, length, sizes, out_shape, block_stride, tuple(reads),
                      tuple(in_shapes), needs, origins,

@@ -188,11 +188,10 @@ def _from_arenas(layout, nodes, addresses, size: int) -> CopyFromArenas:
 def _whole_batch(batch, sizes, block: int):
     """The View of block ``block`` of all of ``batch``'s nodes, read in the batch's own order
     (one slice of its segment), or None if ``sizes`` do not cover that block exactly."""
-    length = batch.block_stride or batch.length
     wanted = len(batch.nodes) * sizes if isinstance(sizes, int) else sum(sizes)
-    if wanted != length:
+    if wanted != batch.length:
         return None
-    return View(batch.arena, batch.start + block * length, length)
+    return View(batch.arena, batch.start + block * batch.block_stride, batch.length)
 
 
 def _whole_batches(layout, nodes: tuple, size: int, block: int):
@@ -212,11 +211,10 @@ def _whole_batches(layout, nodes: tuple, size: int, block: int):
         m = len(batch.nodes)
         if nodes[at:at + m] != batch.nodes:
             return None
-        length = batch.block_stride or batch.length
-        if m * size != length or (arena is not None and batch.arena != arena):
+        if m * size != batch.length or (arena is not None and batch.arena != arena):
             return None
         arena = batch.arena
-        pieces.append((batch.start + block * length, length))
+        pieces.append((batch.start + block * batch.block_stride, batch.length))
         at += m
     back_to_back = all(b[0] == a[0] + a[1] for a, b in zip(pieces, pieces[1:]))
     if len(pieces) == n or back_to_back:

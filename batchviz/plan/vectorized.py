@@ -84,10 +84,11 @@ def _read_together(a: GraphArrays, order: np.ndarray, sizes: np.ndarray,
 
 
 def _layout(a: GraphArrays, order: np.ndarray, sizes: np.ndarray, batch_in_order: np.ndarray):
-    """The executor's addresses: batch after batch, every batch's values back to back, and
-    a batch whose nodes keep several blocks (``Op.storage_blocks``) followed by its other
-    blocks. Returns ``(address, stride)`` per node: parameters at -1; ``stride``, how far
-    apart a node's blocks are (its batch's values' size), or None when no node keeps more
+    """The executor's addresses: batch after batch, every batch's values back to back; a run
+    of consecutive batches whose nodes keep several blocks (``Op.storage_blocks``) laid out
+    plane by plane, its values first, then as many planes of that size as its nodes keep
+    blocks at most. Returns ``(address, stride)`` per node: parameters at -1; ``stride``,
+    how far apart a node's blocks are (its run's values), or None when no node keeps more
     than its value."""
     address = np.full(a.n, -1, dtype=np.int64)       # parameters stay at -1
     values = a.size[order]
@@ -98,10 +99,18 @@ def _layout(a: GraphArrays, order: np.ndarray, sizes: np.ndarray, batch_in_order
         return address, None
     starts = np.cumsum(sizes) - sizes                 # each batch's first entry in order
     batch_values = np.add.reduceat(values, starts)
-    extra = np.add.reduceat(values * (blocks - 1), starts)  # each batch's further blocks
-    address[order] = before + (np.cumsum(extra) - extra)[batch_in_order]
+    batch_blocks = blocks[starts]
+    multi = batch_blocks > 1
+    run_starts = multi & ~np.r_[False, multi[:-1]]    # the first batch of each run
+    run_ends = multi & ~np.r_[multi[1:], False]       # ... and its last
+    run = np.cumsum(run_starts) - 1                   # each batch's run (where multi)
+    run_values = np.add.reduceat(np.where(multi, batch_values, 0), np.flatnonzero(run_starts))
+    run_planes = np.maximum.reduceat(batch_blocks, np.flatnonzero(run_starts))
+    added = np.zeros(len(sizes), dtype=np.int64)      # the planes after each run's values
+    added[run_ends] = run_values * (run_planes - 1)
+    address[order] = before + (np.cumsum(added) - added)[batch_in_order]
     stride = np.zeros(a.n, dtype=np.int64)
-    stride[order] = batch_values[batch_in_order]
+    stride[order] = np.where(multi, run_values[run], batch_values)[batch_in_order]
     return address, stride
 
 

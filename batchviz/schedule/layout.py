@@ -29,6 +29,19 @@ that walks the schedule *backwards*, from the last batch to the first:
   and one ``tanh`` batch read, become one view each. Batches of one signature keep their
   order (the first, the second, ... batch of a signature, as the lookahead counts them).
 
+Then one pass forward, from the first batch to the last, for the batches that *gather*:
+
+* **a gatherer follows its arguments, where they are heavier.** The output layer of a
+  Tree-LSTM reads the ``h`` of every LSTM step, from a batch per level. Those batches are
+  laid out for their first readers, the parents' steps, so the output layer, laid out for
+  its own reader, copies all of ``h``. A batch that gathers at one position from several
+  batches more elements than later batches read of it (:func:`followers`) is laid out
+  instead in the order its arguments there lie, when they take one range of the schedule
+  (consecutive batches: back to back in the arena, LSTM steps included, whose values a
+  run of batches keeps together, :mod:`batchviz.plan.layout`). It reads them as one view;
+  its readers copy its outputs, the lighter side (5 scores per node instead of 256
+  values on the Tree-LSTM).
+
 This reorders nothing a node depends on: a batch is placed only after all batches that
 read it, so every argument still runs first, and the batches themselves, the sets of
 nodes, are the lookahead's. (One shortcut: on a view of a few hundred nodes - a parser
@@ -38,13 +51,14 @@ lookahead's look down the graph.)
 
 The traces show the result: the strategy runs its plan on the agenda
 (:class:`PlannedLayout`), and each step says whether the batch was *safe* (cost no batch
-beyond the bound) and which batch reads it first.
+beyond the bound) and which batch reads it first, or which argument it follows.
 
 What it cannot avoid: a batch that merges nodes reading different producers at one
 position (a naive LSTM's ``f*c`` and ``i*u`` in one ``cmult`` batch: ``c`` comes from the
 previous step, ``u`` from this one) copies there, since the producers are separate batches
 that cannot be adjacent; the agenda, running them as two batches, reads two views. And a
-node read by several batches in different orders is laid out for its first reader.
+node read by several batches in different orders is laid out for its first reader
+(or, when it follows its arguments, copied by all of them).
 
 Related work: ED-Batch (Chen et al., ICML 2023) learns the batching policy as a finite
 state machine by reinforcement learning and plans memory with PQ-trees, which find an
@@ -60,6 +74,7 @@ from __future__ import annotations
 
 import heapq
 
+from ..signature import size_of
 from .agenda import AgendaBatching, AgendaStrategy, run_agenda
 from .base import FlatSchedule
 from .decisions import Rule
@@ -69,13 +84,62 @@ from .lookahead import LookaheadBatching, SafeFirst, SignatureLevels
 
 def lay_out(view, batches: list) -> list:
     """``batches`` (a valid schedule of ``view``) laid out for their readers: the same
-    batches, reordered, each with its nodes sorted by their first read (see the module
-    docstring). Node by node in plain Python: the reference for its vectorized twin,
+    batches, reordered, each with its nodes sorted by their first read, or by where their
+    arguments lie for the batches that follow their arguments (see the module docstring).
+    Node by node in plain Python: the reference for its vectorized twin,
     ``layout_arrays.lay_out_flat``."""
+    return walk_backward(view, batches).placed
+
+
+def walk_backward(view, batches: list) -> "_Walk":
+    """The backward walk over ``batches``, done: ``.placed``, the batches laid out;
+    ``.follows``, per slot of a batch that follows its arguments, the position it follows
+    (what a trace says about each batch)."""
     walk = _Walk(view, batches)
     for slot in range(len(batches) - 1, -1, -1):
         walk.place(slot)
-    return walk.placed
+    walk.follow_arguments()
+    return walk
+
+
+def followers(view, batches: list) -> dict:
+    """``{batch: position}``: the batches that may be laid out in the order of their
+    arguments at ``position`` rather than for their readers (the walk decides after laying
+    the batches out: when those arguments take one range of the laid-out schedule).
+
+    A batch *gathers* at a position when its arguments there come from several batches
+    (the output layer of a Tree-LSTM reads the ``h`` of every level's LSTM step). Laid out
+    for its readers, its nodes are in an order that those batches, laid out for their own
+    first readers, do not share: the gather is a copy. Sorted instead by where its
+    arguments lie, it reads them as one view when they are back to back, and its readers
+    copy instead. That is the cheaper side when what it gathers at its heaviest such
+    position weighs more (in elements) than everything later batches read of it. (Batches
+    that read all their arguments node after node, ``Op.one_gather``, never follow.)"""
+    start, shapes = view.start, view.graph.shapes
+    batch_of = {node: k for k, batch in enumerate(batches) for node in batch}
+    together = node_major_signatures(view)
+    read_weight = [0] * len(batches)   # per batch: elements later batches read of it
+    gathers: dict = {}                 # (batch, position) -> [its producers, elements]
+    for k, batch in enumerate(batches):
+        node_major = view.signature[batch[0]] in together
+        for node in batch:
+            for position, a in enumerate(view.args[node]):
+                producer = batch_of.get(a, -1) if a >= start else -1
+                if producer < 0:  # a parameter, or an earlier run's
+                    continue
+                size = size_of(shapes[a])
+                read_weight[producer] += size
+                if not node_major:
+                    entry = gathers.setdefault((k, position), [set(), 0])
+                    entry[0].add(producer)
+                    entry[1] += size
+    follows: dict = {}
+    for (k, position), (producers, weight) in sorted(gathers.items()):
+        if len(producers) > 1 and weight > read_weight[k]:
+            best = follows.get(k)
+            if best is None or weight > gathers[(k, best)][1]:
+                follows[k] = position
+    return follows
 
 
 class _Walk:
@@ -108,6 +172,9 @@ class _Walk:
                 self.make_available(k)
         self.together = node_major_signatures(view)
         self.placed: list = [None] * len(batches)
+        self.may_follow = followers(view, batches)  # batch -> position
+        self.follows: dict = {}  # slot -> the position its batch follows (follow_arguments)
+        self.slot_of = [-1] * len(batches)
 
     def reads(self, node):
         """``(position, batch)`` of each argument of ``node`` computed in this schedule."""
@@ -127,6 +194,7 @@ class _Walk:
         start, first_read, args = self.start, self.first_read, self.view.args
         nodes = sorted(self.batches[k], key=lambda node: first_read[node - start])
         self.placed[slot] = nodes
+        self.slot_of[k] = slot
         node_major = self.view.signature[nodes[0]] in self.together
         for index, node in enumerate(nodes):
             for position, producer in self.reads(node):
@@ -138,11 +206,36 @@ class _Walk:
         if self.previous[k] >= 0:
             self.release(self.previous[k])
 
+    def follow_arguments(self) -> None:
+        """After the walk, from the first slot to the last: a batch that may follow its
+        arguments (:func:`followers`) does so when its arguments at that position take
+        every place of one range of the laid-out schedule, once each (so they can lie back
+        to back: a view). Its nodes are then sorted by where those arguments lie."""
+        candidates = {self.slot_of[k]: position for k, position in self.may_follow.items()}
+        rank: dict = {}   # node -> its place in the laid-out schedule
+        args = self.view.args
+        for slot, nodes in enumerate(self.placed):
+            position = candidates.get(slot)
+            if position is not None:
+                places = [rank.get(args[node][position], -1) for node in nodes]
+                if whole_consecutive(places):
+                    self.follows[slot] = position
+                    nodes = [node for _, node in sorted(zip(places, nodes))]  # (places differ)
+                    self.placed[slot] = nodes
+            rank.update(zip(nodes, range(len(rank), len(rank) + len(nodes))))
+
     def release(self, k: int) -> None:
         """One more read of batch ``k`` (or its successor) is placed."""
         self.unplaced[k] -= 1
         if self.unplaced[k] == 0:
             self.make_available(k)
+
+
+def whole_consecutive(places: list) -> bool:
+    """Whether ``places`` (in the laid-out schedule; -1: not in it) are each place of one
+    range exactly once."""
+    lowest = min(places)
+    return lowest >= 0 and sorted(places) == list(range(lowest, lowest + len(places)))
 
 
 def node_major_signatures(view) -> set:
@@ -177,8 +270,9 @@ class PlannedLayout(Rule):
 
     key_names = ("planned batch", "safe")
 
-    def __init__(self, batches: list, view, safety: SafeFirst):
+    def __init__(self, batches: list, view, safety: SafeFirst, follows: dict | None = None):
         self.batches, self.signature, self.safety = batches, view.signature, safety
+        self.follows = follows or {}  # batch -> the argument position it follows
         self.step = 0
         self.upcoming: dict = {}  # signature -> its batches' indices in the plan, in order
         for k, batch in enumerate(batches):
@@ -215,6 +309,10 @@ class PlannedLayout(Rule):
         return f"waits: planned as batch {k}, {self.read_by(k)}"
 
     def read_by(self, k: int) -> str:
+        if k in self.follows:
+            return (f"laid out in the order of its argument {self.follows[k]}, which it "
+                    f"gathers from several batches: that weighs more than what later "
+                    f"batches read of it")
         reader = self.first_reader[k]
         if reader < 0:
             return "its outputs are not read by a later batch"
@@ -262,10 +360,14 @@ class LayoutBatching(AgendaStrategy):
         a few nodes, a batch at a time with NumPy for more (the same result)."""
         if not view.is_small():
             return self.schedule_flat(view).batches()
+        return lay_out(view, self.small_batches(view))
+
+    def small_batches(self, view) -> list:
+        """:meth:`batches` of a small view, node by node."""
         batches = run_agenda(view, self.agenda.rule(view))  # (never recorded)
         if not one_batch_per_signature([view.signature[b[0]] for b in batches]):
             batches = run_agenda(view, self.batching.rule(view))
-        return lay_out(view, batches)
+        return batches
 
     def batches(self, view) -> FlatSchedule:
         """Which nodes run together: the lookahead's batches; or, on a view of fewer than
@@ -280,6 +382,9 @@ class LayoutBatching(AgendaStrategy):
         return self.batching.schedule_flat(view)
 
     def rule(self, view) -> Rule:
-        plan = self.plan(view)
+        """The plan, run on the agenda for a trace: the node-by-node walk (the same plan as
+        :meth:`plan`), which also says which batches follow their arguments."""
+        batches = self.small_batches(view) if view.is_small() else self.batches(view).batches()
+        walk = walk_backward(view, batches)
         safety = SafeFirst(SignatureLevels(view), view, AgendaBatching().priority(view))
-        return PlannedLayout(plan, view, safety)
+        return PlannedLayout(walk.placed, view, safety, walk.follows)

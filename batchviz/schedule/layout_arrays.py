@@ -19,6 +19,7 @@ import heapq
 
 import numpy as np
 
+from ..signature import size_of
 from .arrays import stable_argsort
 from .base import FlatSchedule
 
@@ -33,6 +34,7 @@ def lay_out_flat(view, flat: FlatSchedule) -> FlatSchedule:
     for slot in range(n_batches - 1, -1, -1):
         walk.place(slot)
     order = np.concatenate(walk.placed)
+    walk.follow_arguments(view, order)
     order += view.start
     sizes = np.fromiter(map(len, walk.placed), dtype=np.int64, count=n_batches)
     return FlatSchedule(order, sizes)
@@ -71,6 +73,9 @@ class _Walk:
         for k in np.flatnonzero(self.unplaced == 0).tolist():
             self.push(k)
         self.placed: list = [None] * n_batches
+        self.may_follow = self._followers(view, n_batches)  # batch -> position
+        self.follows: dict = {}  # slot -> the position its batch follows (follow_arguments)
+        self.slot_of = [-1] * n_batches
 
     def _group_edges(self, view, a, n_batches: int) -> None:
         """The pending argument edges grouped by the batch of the reading node: batch
@@ -94,6 +99,60 @@ class _Walk:
         self.position = position[by_batch]
         self.position_M = self.position * self.M
 
+    def _followers(self, view, n_batches: int) -> dict:
+        """``{batch: position}``, as :func:`batchviz.schedule.layout.followers`: the
+        (batch, position) groups of argument edges that come from several batches and
+        weigh more than what later batches read of the batch, the heaviest per batch."""
+        arg_size = node_sizes(view)[self.arg]
+        read_weight = np.bincount(self.producer, weights=arg_size, minlength=n_batches)
+        reader_batch = np.repeat(np.arange(n_batches), np.diff(self.edge_start))
+        keep = ~np.asarray(self.node_major, dtype=bool)[reader_batch]
+        key = reader_batch[keep] * self.P + self.position[keep]
+        if not len(key):
+            return {}
+        by_key = np.argsort(key, kind="stable")
+        key, producer, size = key[by_key], self.producer[keep][by_key], arg_size[keep][by_key]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        several = np.minimum.reduceat(producer, starts) != np.maximum.reduceat(producer, starts)
+        weight = np.add.reduceat(size, starts)
+        batch, position = np.divmod(key[starts], self.P)
+        ok = several & (weight > read_weight[batch])
+        if not ok.any():
+            return {}
+        batch, position, weight = batch[ok], position[ok], weight[ok]
+        heaviest = np.lexsort((position, -weight, batch))  # per batch: heaviest, then first
+        first = np.r_[True, batch[heaviest][1:] != batch[heaviest][:-1]]
+        chosen = heaviest[first]
+        return dict(zip(batch[chosen].tolist(), position[chosen].tolist()))
+
+    def follow_arguments(self, view, order: np.ndarray) -> None:
+        """After the walk (``order``: the placed batches, joined), from the first slot to the
+        last: a batch that may follow its arguments does so when they take every place of
+        one range of ``order`` once each; its nodes are then sorted by those places
+        (``order`` is updated in place)."""
+        if not self.may_follow:
+            return
+        a = view.arrays()
+        rank = np.full(len(self.batch_of), -1, dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        at = np.cumsum([0] + [len(nodes) for nodes in self.placed])
+        candidates = sorted((self.slot_of[k], p) for k, p in self.may_follow.items())
+        for slot, position in candidates:
+            nodes = self.placed[slot]
+            arg = a.arg_flat[a.arg_ptr[nodes] + position] - view.start
+            places = np.full(len(nodes), -1, dtype=np.int64)
+            inside = arg >= 0
+            places[inside] = rank[arg[inside]]
+            by_place = np.argsort(places)
+            lowest = places[by_place[0]]
+            if lowest < 0 or not (places[by_place] == np.arange(lowest, lowest + len(nodes))).all():
+                continue
+            self.follows[slot] = position
+            nodes = nodes[by_place]
+            self.placed[slot] = nodes
+            order[at[slot]:at[slot + 1]] = nodes
+            rank[nodes] = np.arange(at[slot], at[slot + 1])
+
     def nodes_of(self, k: int) -> np.ndarray:
         return self.order[self.first[k]:self.first[k] + self.sizes[k]]
 
@@ -108,6 +167,7 @@ class _Walk:
             by_read = np.argsort(self.first_read[nodes])
             nodes = nodes[by_read]
         self.placed[slot] = nodes
+        self.slot_of[k] = slot
         lo, hi = self.edge_start[k], self.edge_start[k + 1]
         if hi > lo:
             reader = self.reader[lo:hi]
@@ -132,6 +192,14 @@ class _Walk:
             self.unplaced[before] -= 1
             if self.unplaced[before] == 0:
                 self.push(before)
+
+
+def node_sizes(view) -> np.ndarray:
+    """Per local node of ``view``, its number of elements (one ``size_of`` per distinct
+    shape)."""
+    shapes = view.graph.shapes[view.start:view.end]
+    size = {shape: size_of(shape) for shape in set(shapes)}
+    return np.fromiter(map(size.__getitem__, shapes), dtype=np.int64, count=len(shapes))
 
 
 def _previous_of_signature(signature: np.ndarray) -> np.ndarray:

@@ -166,10 +166,16 @@ def strided_view(xp, flat, start: int, n: int, size: int, step: int):
 def batch_outputs(xp, flat, batch):
     """A batch's segment of ``flat`` (its arena, or the gradients laid out like it) as the
     kernel's ``batch.out_shape`` array, without a copy. The blocks of a batch whose nodes
-    keep several (``Op.storage_blocks``) are rows ``batch.block_stride`` apart: a run of
-    such batches is laid out plane by plane (:func:`~batchviz.plan.layout.place_batches`)."""
+    keep several (``Op.storage_blocks``) are ``batch.block_stride`` apart: a run of such
+    batches is laid out plane by plane (:func:`~batchviz.plan.layout.place_batches`). That
+    array is made with explicit strides, so that it is a view on every backend (a reshape
+    of a strided array may copy, and the kernels write into it)."""
     if not batch.block_stride:
         return flat[batch.start:batch.start + batch.length].reshape(batch.out_shape)
-    rows = strided_view(xp, flat, batch.start, batch.out_shape[0], batch.length,
-                        batch.block_stride)
-    return rows.reshape(batch.out_shape)  # (splits the contiguous last axis: still a view)
+    shape, item = batch.out_shape, flat.itemsize
+    strides = [item] * len(shape)
+    for axis in range(len(shape) - 2, 0, -1):   # a C-ordered (n,) + shape block ...
+        strides[axis] = strides[axis + 1] * shape[axis + 1]
+    strides[0] = batch.block_stride * item       # ... every block_stride elements
+    return xp.lib.stride_tricks.as_strided(flat[batch.start:], shape=shape,
+                                           strides=tuple(strides))

@@ -120,8 +120,8 @@ class _PythonElementwiseKernel:
     non-negative integers is Python's ``//``) and plain arithmetic with ``exp`` and
     ``tanh`` on ``raw`` arrays, so with the type names and semicolons removed each line is
     Python, run here over NumPy arrays for every element ``i`` at once. A raw array is
-    read at its logical (C-order) index, as CuPy reads it; one written to must be
-    contiguous, so that its flat view writes through."""
+    read and written at its logical (C-order) index, as CuPy does, whatever its strides
+    (:class:`_LogicalIndex`)."""
 
     def __init__(self, in_params, out_params, operation, name):
         self.params = [p.split() for p in f"{in_params}, {out_params}".split(", ")]
@@ -139,14 +139,24 @@ class _PythonElementwiseKernel:
         names = {"exp": np.exp, "tanh": np.tanh, "i": np.arange(size)}
         for param, value in zip(self.params, args):
             if param[0] == "raw":
-                if param[-1] in self.writes:
-                    assert value.flags.c_contiguous
-                    value = value.reshape(-1)
-                else:
-                    value = np.ravel(value)
+                value = _LogicalIndex(value) if param[-1] in self.writes else np.ravel(value)
             names[param[-1]] = value
         for line in self.lines:
             exec(line, names)
+
+
+class _LogicalIndex:
+    """An array indexed by flat logical (C-order) positions, read and written where its
+    elements lie: a strided view (a batch's blocks laid out plane by plane) included."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        return self.array[np.unravel_index(index, self.array.shape)]
+
+    def __setitem__(self, index, value):
+        self.array[np.unravel_index(index, self.array.shape)] = value
 
 
 FUSED_CASES = [(K, columns, bias) for K in (0, 1, 2) for columns in ((), (3,))
@@ -183,9 +193,14 @@ def _check_fused_lstm_kernels(xp, K, columns, bias_layout):
         dev_b = dev_b if b.ndim == 1 else on(np.repeat(b, 2, axis=0))[::2]
         dev_cells = [on(np.repeat(c, 2, axis=0))[::2] for c in cells]
     total = on(_STEP.products(np, terms, rows=True))
-    got = xp.full(want.shape, np.nan)
+    # the outputs' blocks further apart than one block, as in a run of batches laid out
+    # plane by plane (batchviz.plan.layout): the kernel writes where they lie
+    planes = xp.full((want.shape[0], want[0].size + 7), np.nan)
+    got = planes[:, :want[0].size].reshape(want.shape)
+    assert not got.flags.c_contiguous
     lstm_kernels.step_forward(total, dev_b, dev_cells, got, H)
     np.testing.assert_allclose(back(got), want, rtol=1e-12)
+    assert np.isnan(back(planes[:, want[0].size:])).all()   # and nowhere else
 
     d_rows, d_cells = lstm_kernels.step_backward(xp, on(g), got, dev_cells, H)
     grads = [None] * len(ins)

@@ -138,23 +138,39 @@ def reference_levels(view) -> tuple:
 
 def reference_copies(graph, batches) -> tuple:
     """``(copies, views, elements copied)`` of ``batches`` by the layout rule, in plain
-    loops: outputs batch after batch, each batch's values back to back (then its further
-    blocks, lstm_step); an argument position is read in place when its nodes lie back to
-    back, or evenly spaced further apart for a kernel with a batch axis or for scalars, and
-    copied otherwise (also when a parameter is among them)."""
+    loops: outputs batch after batch, each batch's values back to back; a run of
+    consecutive batches whose nodes keep further blocks (lstm_step) has all its values,
+    then each further block of them all, one run's values apart; an argument position is
+    read in place when its nodes lie back to back, or evenly spaced further apart for a
+    kernel with a batch axis or for scalars, and copied otherwise (also when a parameter
+    is among them)."""
     shapes, args, params = graph.shapes, graph.args, graph.param_of_node
     address, stride, next_free = {}, {}, 0
+    run = []  # the batches of the current run of batches keeping further blocks
+
+    def end_run():
+        nonlocal next_free
+        values = sum(size_of(shapes[i]) for batch in run for i in batch)
+        for batch in run:
+            for i in batch:
+                stride[i] = values
+        next_free += (max(graph.sigtab[graph.sigs[b[0]]].blocks for b in run) - 1) * values
+        run.clear()
+
     for batch in batches:
-        values = sum(size_of(shapes[i]) for i in batch)
         blocks = graph.sigtab[graph.sigs[batch[0]]].blocks
+        if blocks == 1 and run:
+            end_run()
         for i in batch:
             address[i] = next_free
-            stride[i] = values
             next_free += size_of(shapes[i])
-        next_free += (blocks - 1) * values
+        if blocks > 1:
+            run.append(batch)
+    if run:
+        end_run()
 
     def location(a, block=0):
-        return -1 if a in params else address[a] + block * stride[a]
+        return -1 if a in params else address[a] + (block * stride[a] if block else 0)
 
     def in_place(locs, sizes, batch_axis):
         if min(locs) < 0:
@@ -423,3 +439,29 @@ def test_copies_flops_and_bound_on_lstm_models():
     with graph:
         lstm_models_loss(seed=3)
     check_analyses(graph)
+
+
+def test_copies_on_runs_of_lstm_step_batches():
+    """A Tree-LSTM with a loss at every node: the layout strategy runs its levels' steps
+    back to back, laid out plane by plane, and its output layer reads their ``h`` as one
+    view; explain's arrays count that layout's copies as the plan does."""
+    from batchviz.data import Vocab, synthetic_trees
+    from batchviz.nn import TreeLSTMCell
+
+    trees = synthetic_trees(6, min_leaves=2, max_leaves=7, n_labels=3, vocab_size=30, seed=2)
+    vocab = Vocab.from_corpus([t.words() for t in trees])
+    model = bv.Model(seed=0)
+    E = model.add_lookup_parameters((len(vocab), 4))
+    cell = TreeLSTMCell(model, 4, 6)
+    W, b = model.add_parameters((3, 6)), model.add_parameters((3,))
+    graph = bv.Graph()
+    with graph:
+        losses = []
+        for tree in trees:
+            states = cell.encode(tree, lambda word: E[vocab.index(word)])
+            losses += [bv.pickneglogsoftmax(bv.affine_transform([b, W, h]), int(node.label))
+                       for node, h in states]
+        bv.esum(losses)
+    check_analyses(graph)
+    plan = snapshot_plan(graph, LayoutBatching().schedule(PendingView(graph, start=0)))
+    assert any(batch.block_stride > batch.length for batch in plan.batches)  # a run

@@ -57,8 +57,7 @@ class Trainer(BatchvizTrainer):
     def _update_rows(self, p, grad, scale) -> None:
         """The rule on the rows of a table that got a gradient, the others untouched. Only
         those rows are scaled: a table is megabytes, and a minibatch reads a few rows."""
-        xp = state.xp
-        rows = xp.nonzero(xp.any(grad != 0, axis=1))[0]
+        rows = p._p.rows_with_gradient()
         if len(rows) == 0:
             return
         slots = self._slots_of(p)

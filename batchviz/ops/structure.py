@@ -22,6 +22,7 @@ class Concatenate(Op):
 
     name = "concatenate"
     arity = None
+    writes_output = True  # the pieces go straight into the segment: one copy, not two
 
     def infer_shape(self, shapes, attrs):
         first = shapes[0]
@@ -37,8 +38,8 @@ class Concatenate(Op):
     def memo_key(self, graph, args, attrs):
         return (self, *map(graph.shapes.__getitem__, args))
 
-    def forward(self, xp, ins, attrs, n):
-        return xp.concatenate(ins, axis=1)
+    def forward(self, xp, ins, attrs, n, out):
+        return xp.concatenate(ins, axis=1, out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         grads, start = [], 0

@@ -100,9 +100,72 @@ class ParameterBase:
 
 class LookupBase(ParameterBase):
     """A lookup table (embeddings) of shape ``(rows, dim)``: the op constructors that read
-    rows of a table (``bv.lookup``, ``bv.lookup_batch``) accept only these."""
+    rows of a table (``bv.lookup``, ``bv.lookup_batch``) accept only these.
 
-    __slots__ = ()
+    Its gradient remembers which rows the backward pass added to (:meth:`add_to_rows`), as
+    DyNet's lookup parameters do: a minibatch reads a few hundred rows of a table of
+    thousands, and a sparse update (:meth:`rows_with_gradient`) and the zeroing for the
+    next step then visit those rows, not megabytes of zeros. Whoever takes the whole
+    gradient with :meth:`grad_array` may write any row, so from then on until
+    :meth:`zero_grad` every row counts."""
+
+    __slots__ = ("_grad_rows", "_zeroed_grad")
+
+    def __init__(self, model, shape: tuple, values: np.ndarray, name: str):
+        super().__init__(model, shape, values, name)
+        self._grad_rows = []       # index arrays of the rows added to; None: any row
+        self._zeroed_grad = None   # the previous gradient, zeroed row by row, to reuse
 
     def __len__(self) -> int:
         return self.shape[0]
+
+    def grad_array(self):
+        """The whole gradient accumulator, made on first use and reused from step to step
+        as every parameter's is; any of its rows may be written through it."""
+        grad = self._accumulator()
+        self._grad_rows = None
+        return grad
+
+    def add_to_rows(self, rows, values) -> None:
+        """``grad[rows] += values`` (``rows`` may repeat), remembering the rows."""
+        backend.scatter_add(self._accumulator(), rows, values)
+        if self._grad_rows is not None:
+            self._grad_rows.append(rows)
+
+    def rows_with_gradient(self):
+        """The rows whose gradient is not zero, in order: looked for among the rows added
+        to, when they are known."""
+        xp, grad = state.xp, self._grad
+        if grad is None:
+            return xp.zeros(0, dtype=np.int64)
+        if self._grad_rows is None:
+            return xp.nonzero(xp.any(grad != 0, axis=1))[0]
+        added = self._added_rows()
+        return added[xp.any(grad[added] != 0, axis=1)]
+
+    def zero_grad(self) -> None:
+        """Forget the gradient; when only known rows were added to, they alone are zeroed
+        and the accumulator is kept for the next step."""
+        if self._grad is not None and self._grad_rows is not None:
+            self._grad[self._added_rows()] = 0
+            self._zeroed_grad, self._grad = self._grad, None
+        else:
+            super().zero_grad()
+        self._grad_rows = []
+
+    def _added_rows(self):
+        """The rows added to since the last :meth:`zero_grad`, each once, in order."""
+        xp = state.xp
+        if not self._grad_rows:
+            return xp.zeros(0, dtype=np.int64)
+        return xp.unique(xp.concatenate(self._grad_rows))
+
+    def _accumulator(self):
+        """The gradient accumulator, made (or the zeroed one reused) on first use."""
+        if self._grad is None and self._zeroed_grad is not None:
+            self._grad, self._zeroed_grad = self._zeroed_grad, None
+        return ParameterBase.grad_array(self)
+
+    def _convert(self, xp, dtype) -> None:
+        self._zeroed_grad = None
+        super()._convert(xp, dtype)

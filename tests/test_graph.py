@@ -52,6 +52,32 @@ def test_incremental_forward_runs_only_the_delta():
         np.testing.assert_allclose(a.value(), np.tanh(np.ones(3)), rtol=1e-6)
 
 
+@pytest.mark.parametrize("strategy", ["agenda", "depth", "layout"])
+def test_a_dropped_graph_is_freed_without_the_cycle_collector(strategy):
+    """Nothing that a run leaves (views, their arrays, plans, layout) refers back in a
+    cycle: a minibatch's graph goes as soon as the program drops it, not at the garbage
+    collector's next full pass, which such graphs would make slower."""
+    import gc
+    import weakref
+
+    model = bv.Model(seed=0)
+    W, E = model.add_parameters((4, 4)), model.add_lookup_parameters((10, 4))
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        with bv.Graph(strategy=strategy) as g:
+            hs = [bv.tanh(W @ E[w % 10]) for w in range(100)]  # past PendingView.SMALL
+            loss = bv.sum_elems(bv.esum(hs))
+            loss.value()
+            loss.backward()
+        graph = weakref.ref(g)
+        del g, hs, loss
+        assert graph() is None
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def test_new_graph_without_with():
     g = bv.new_graph(strategy="depth")
     assert g.strategy.name == "depth"

@@ -46,24 +46,23 @@ class Trainer(BatchvizTrainer):
         for p in params:
             if not p._updated:
                 continue  # its gradient stays (DyNet clears only what it updates)
-            g = p._p._grad * scale
             if isinstance(p, LookupParameters) and self.sparse_updates_enabled:
-                self._update_rows(p, g)
+                self._update_rows(p, p._p._grad, scale)
             else:
-                self.rule(p._p._array, g, self._slots_of(p))
+                self.rule(p._p._array, p._p._grad * scale, self._slots_of(p))
             p._p.zero_grad()
         self.updates += 1
         self._updates_since_status += 1
 
-    def _update_rows(self, p, g) -> None:
-        """The rule on the rows of a table that got a gradient, the others untouched."""
-        xp = state.xp
-        rows = xp.nonzero(xp.any(g != 0, axis=1))[0]
+    def _update_rows(self, p, grad, scale) -> None:
+        """The rule on the rows of a table that got a gradient, the others untouched. Only
+        those rows are scaled: a table is megabytes, and a minibatch reads a few rows."""
+        rows = p._p.rows_with_gradient()
         if len(rows) == 0:
             return
         slots = self._slots_of(p)
         values, picked = p._p._array[rows], [s[rows] for s in slots]
-        self.rule(values, g[rows], picked)
+        self.rule(values, grad[rows] * scale, picked)
         p._p._array[rows] = values
         for s, v in zip(slots, picked):
             s[rows] = v

@@ -87,7 +87,7 @@ def add_gradient(graph, grads, read, grad, index, xp) -> None:
     them (``index``: what a copy gathered with)."""
     match read:
         case Shared(node):
-            _add_to_parameter(graph.param_of_node[node].grad_array(), grad, xp)
+            _add_to_parameter(graph.param_of_node[node], grad, xp)
         case View(arena, start, length):
             target = grads[arena][start:start + length]
             if type(grad) is BlockGradient:  # only its band of rows
@@ -143,13 +143,15 @@ def _add_to_pieces(graph, grads, pieces, flat) -> None:
             grads[arena][start:start + size] += piece
 
 
-def _add_to_parameter(target, grad, xp) -> None:
+def _add_to_parameter(param, grad, xp) -> None:
+    """A parameter's gradient: a few rows of a lookup table (which remembers them), or the
+    whole array."""
+    if type(grad) is SparseRows:
+        param.add_to_rows(grad.rows, grad.values)
+        return
     if type(grad) is WeightGradient:
         grad = grad.value(xp)
-    if type(grad) is SparseRows:
-        scatter_add(target, grad.rows, grad.values)
-    else:
-        target += grad
+    param.grad_array()[...] += grad
 
 
 def _add_weight_gradient(xp, target, terms) -> None:

@@ -93,6 +93,28 @@ def build_memoized(op, x, attrs):
     return build(op, (x,), attrs)
 
 
+def build_over_nodes(op, xs: list):
+    """:func:`build` of ``op`` over a list of expressions, all of one live graph (a BiLSTM's
+    ``[f; b]`` at every word, a Tree-LSTM's ``[h_l; h_r]`` at every tree node): their node
+    ids and depth in one loop, then :meth:`Graph.add_memoized` (a memo lookup and a push
+    once the graph has built such a node). Anything else, parameters included, takes the
+    general path, which checks everything and reports mistakes at the user's line."""
+    if xs and isinstance(xs[0], ExpressionBase):
+        g = xs[0].graph
+        depths, ids, depth = g.depths, [], 0
+        for x in xs:
+            if not isinstance(x, ExpressionBase) or x.graph is not g:
+                break
+            n = x.node
+            ids.append(n)
+            if depths[n] > depth:
+                depth = depths[n]
+        else:
+            if not g.finished:
+                return g.add_memoized(op, tuple(ids), None, depth + 1)
+    return build(op, expression_list(xs, op.name))
+
+
 def build_over_parameters(op, terms):
     """:func:`build` of ``op`` over the list ``terms = [b, W1, x1, W2, x2, ...]``: an
     output layer or an MLP's layer, built for every word, tree node or parser decision of

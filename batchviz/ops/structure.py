@@ -14,7 +14,7 @@ import numpy as np
 from .. import backend
 from ..signature import shape_text
 from .base import Op, register
-from ._build import as_nodes, build, build_memoized, expression_list
+from ._build import as_nodes, build, build_memoized, build_over_nodes, expression_list
 
 
 class Concatenate(Op):
@@ -22,6 +22,7 @@ class Concatenate(Op):
 
     name = "concatenate"
     arity = None
+    writes_output = True  # the pieces go straight into the segment: one copy, not two
 
     def infer_shape(self, shapes, attrs):
         first = shapes[0]
@@ -35,11 +36,10 @@ class Concatenate(Op):
         return (sum(s[0] for s in shapes),) + first[1:]
 
     def memo_key(self, graph, args, attrs):
-        shapes = graph.shapes
-        return (self,) + tuple(shapes[a] for a in args)
+        return (self, *map(graph.shapes.__getitem__, args))
 
-    def forward(self, xp, ins, attrs, n):
-        return xp.concatenate(ins, axis=1)
+    def forward(self, xp, ins, attrs, n, out):
+        return xp.concatenate(ins, axis=1, out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         grads, start = [], 0
@@ -161,6 +161,8 @@ _TRANSPOSE = register(Transpose())
 
 def concatenate(xs):
     """Concatenate a list of expressions along the first axis."""
+    if type(xs) is list:
+        return build_over_nodes(_CONCAT, xs)
     return build(_CONCAT, expression_list(xs, "concatenate"))
 
 

@@ -38,8 +38,12 @@ class PendingArrays:
     def __init__(self, view):
         start, end = view.start, view.end
         n = end - start
-        self._view = view
-        self.start = start
+        # the view's graph and bounds, not the view: the view keeps these arrays, and a
+        # reference back would make a cycle that holds the whole graph (its lists, plans
+        # and layout) after the program drops it, until a full collection of the
+        # garbage collector, which such cycles make slower and more frequent
+        self._graph = view.graph
+        self.start, self.end = start, end
         self.sig = int64_array(_part(view.signature, start, end), n)
         self.depth = int64_array(_part(view.depth, start, end), n)
         self.pending = view._pending_mask()
@@ -51,13 +55,13 @@ class PendingArrays:
         """Per local id: the node's number of arguments, read from its signature (all nodes
         of a signature have as many: a batch reads its arguments position by position), or
         from the node itself for a signature without one (``Op.any_arity``)."""
-        infos = self._view.graph.sigtab.infos
+        infos = self._graph.sigtab.infos
         of_signature = np.fromiter((info.arity for info in infos), dtype=np.int64,
                                    count=len(infos))
         arity = of_signature[self.sig]
         unknown = np.flatnonzero(arity < 0)  # sums of any number of arguments: node by node
         if len(unknown):
-            args, start = self._view.args, self.start
+            args, start = self._graph.args, self.start
             arity[unknown] = [len(args[start + k]) for k in unknown.tolist()]
         return arity
 
@@ -69,10 +73,11 @@ class PendingArrays:
 
     @cached_property
     def arg_flat(self) -> np.ndarray:
-        args = _part(self._view.args, self.start, self._view.end)
+        args = _part(self._graph.args, self.start, self.end)
         flat = flatten(args)
-        if len(flat) != int(self.arg_ptr[-1]):  # some node has another number of arguments
-            raise _mixed_arity(self._view, args, self.arity)  # than its signature says
+        # some node has another number of arguments than its signature says
+        if len(flat) != int(self.arg_ptr[-1]):
+            raise _mixed_arity(self._graph, self.start, args, self.arity)
         return int64_array(flat, len(flat))
 
     @cached_property
@@ -80,7 +85,7 @@ class PendingArrays:
         """``(edge_arg, edge_user)`` (parameters have no arguments: every user is
         pending). One lookup per argument entry, in a mask over node ids: an argument may be
         any earlier node."""
-        pending = np.zeros(self._view.end, dtype=bool)
+        pending = np.zeros(self.end, dtype=bool)
         pending[self.start:] = self.pending
         keep = np.flatnonzero(pending[self.arg_flat])  # (positions, then take: twice as
         edge_arg = self.arg_flat.take(keep)             # fast as two boolean masks)
@@ -107,16 +112,16 @@ class PendingArrays:
         return np.repeat(np.arange(len(self.sig), dtype=np.int64), self.arity)
 
 
-def _mixed_arity(view, args: list, recorded: np.ndarray) -> ScheduleError:
+def _mixed_arity(graph, start: int, args: list, recorded: np.ndarray) -> ScheduleError:
     """The error for a signature whose nodes have different numbers of arguments: a batch
     of them would read its arguments position by position and drop some."""
     counts = int64_array(map(len, args), len(args))
     k = int(np.flatnonzero(counts != recorded)[0])
-    node = view.start + k
-    sig = view.signature[node]
+    node = start + k
+    sig = graph.sigs[node]
     return ScheduleError(
-        f"node {node} ({view.op_name(node)}) has {int(counts[k])} argument(s), but its "
-        f"signature {view.signature_name(sig)!r} was made for nodes of {int(recorded[k])}: an "
+        f"node {node} ({graph.ops[node].name}) has {int(counts[k])} argument(s), but its "
+        f"signature {graph.signature_name(sig)!r} was made for nodes of {int(recorded[k])}: an "
         f"op's signature() must tell apart nodes with different numbers of arguments")
 
 

@@ -38,7 +38,7 @@ class Concatenate(Op):
     def memo_key(self, graph, args, attrs):
         return (self, *map(graph.shapes.__getitem__, args))
 
-    def forward(self, xp, ins, attrs, n, out):
+    def forward(self, xp, ins, attrs, n, out=None):
         return xp.concatenate(ins, axis=1, out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):

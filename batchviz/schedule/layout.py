@@ -115,22 +115,27 @@ def followers(view, batches: list) -> dict:
     copy instead. That is the cheaper side when what it gathers at its heaviest such
     position weighs more (in elements) than everything later batches read of it. (Batches
     that read all their arguments node after node, ``Op.one_gather``, never follow.)"""
-    start, shapes = view.start, view.graph.shapes
-    batch_of = {node: k for k, batch in enumerate(batches) for node in batch}
+    start, shapes, args = view.start, view.graph.shapes, view.args
+    batch_of = [-1] * (view.end - start)  # per local id; -1: a parameter
+    for k, batch in enumerate(batches):
+        for node in batch:
+            batch_of[node - start] = k
     together = node_major_signatures(view)
     read_weight = [0] * len(batches)   # per batch: elements later batches read of it
     gathers: dict = {}                 # (batch, position) -> [its producers, elements]
     for k, batch in enumerate(batches):
         node_major = view.signature[batch[0]] in together
         for node in batch:
-            for position, a in enumerate(view.args[node]):
-                producer = batch_of.get(a, -1) if a >= start else -1
+            for position, a in enumerate(args[node]):
+                producer = batch_of[a - start] if a >= start else -1
                 if producer < 0:  # a parameter, or an earlier run's
                     continue
                 size = size_of(shapes[a])
                 read_weight[producer] += size
                 if not node_major:
-                    entry = gathers.setdefault((k, position), [set(), 0])
+                    entry = gathers.get((k, position))
+                    if entry is None:
+                        entry = gathers[(k, position)] = [set(), 0]
                     entry[0].add(producer)
                     entry[1] += size
     follows: dict = {}

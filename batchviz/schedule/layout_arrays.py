@@ -7,7 +7,9 @@ and argument edges are handled with a dozen array operations instead of one by o
 is one integer, ``slot * P * M + place`` (``M``: more than any local node id, ``P``: more
 than any argument position), which orders reads exactly as the readable pass's tuples
 ``(slot, position, index)`` do (``(slot, index, position)`` for batches that read node
-after node). Node ids are local (``node - view.start``) throughout.
+after node). Node ids are local (``node - view.start``) throughout. The batches that may
+follow their arguments are found from the same edges, grouped by (batch, position) with
+one sort, and the pass forward that sorts them is a few array operations per such batch.
 
 The argument edges are grouped by the batch that reads them once, before the walk (one
 radix sort), so that a batch's edges are one slice: its work is then proportional to its

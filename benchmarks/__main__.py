@@ -1,5 +1,5 @@
 """``python -m benchmarks TASK [--quick] [--json PATH] [--repeat N] [--modes M,...]
-[--backend cupy] [--rev REV]``.
+[--backend cupy] [--rev REV] [--tasks T,...]``.
 
 Every task takes ``--quick`` (small sizes, the same code path: the CI smoke test),
 ``--json PATH`` (a machine-readable copy of the results), ``--repeat N`` (timed rounds
@@ -7,7 +7,7 @@ per mode, the fastest counts; 3 by default, as in the paper) and ``--modes`` (ti
 these modes, e.g. ``depth,agenda``: many rounds of a close comparison without paying for
 ``none``; such a partial run leaves ``results/`` as it was). ``against --rev REV``
 times this checkout's agenda step against commit ``REV``'s, alternating, ``--repeat``
-rounds."""
+rounds, on every task of :mod:`benchmarks.against` or the ``--tasks`` named."""
 from __future__ import annotations
 
 import argparse
@@ -49,12 +49,25 @@ def main(argv=None) -> int:
                              "results/ is not updated by such a partial run")
     parser.add_argument("--rev", default="HEAD",
                         help="against: the commit to time this checkout against (default HEAD)")
+    parser.add_argument("--tasks", metavar="T,...",
+                        help="against: time only these of its tasks, comma-separated (e.g. "
+                             "dynet_treelstm,dynet_bilstm_tagger)")
     parser.add_argument("--backend", choices=("numpy", "cupy"),
                         help="run on this backend (default: BATCHVIZ_BACKEND, else numpy); "
                              "CuPy results are saved under results/gpu/")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, got {args.repeat}")
+    against_tasks = None
+    if args.tasks:
+        if args.task != "against":
+            parser.error("--tasks is an option of `against` only")
+        from .against import TASKS as AGAINST_TASKS
+        against_tasks = tuple(t.strip() for t in args.tasks.split(",") if t.strip())
+        unknown = [t for t in against_tasks if t not in AGAINST_TASKS]
+        if unknown or not against_tasks:
+            parser.error(f"--tasks: unknown {unknown or args.tasks!r}; against's tasks are "
+                         f"{', '.join(AGAINST_TASKS)}")
     from . import harness
     from .common import write_json
 
@@ -86,7 +99,8 @@ def main(argv=None) -> int:
             module = importlib.import_module(f"benchmarks.{TASKS[name]}")
             try:
                 if name == "against":
-                    payloads[name] = module.run(quick=args.quick, rev=args.rev, rounds=args.repeat)
+                    payloads[name] = module.run(quick=args.quick, rev=args.rev, rounds=args.repeat,
+                                                tasks=against_tasks or module.TASKS)
                     continue
                 payloads[name] = module.run(quick=args.quick)
             except harness.NoSuchModes as exc:

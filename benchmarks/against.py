@@ -6,7 +6,10 @@ small, shared machine differ by more than most changes do, so this task checks `
 into a temporary worktree and times the two checkouts in turns, round after round, each
 round in fresh processes: the agenda's training step on the synthetic task, the Tree-LSTM
 task and the overhead benchmark's 150k-node BiLSTM graph (construction, forward and
-backward of one minibatch). It prints, per task, the median step of each side and the
+backward of one minibatch), and the DyNet programs of ``python -m benchmarks dynet``
+under ``batchviz.dynet`` (``dynet_bilstm_tagger``, ``dynet_treelstm``,
+``dynet_rnnlm_batch``: their step, from the sentences per second each program prints;
+``--tasks`` picks some). It prints, per task, the median step of each side and the
 paired comparison of the rounds (:func:`~benchmarks.harness.paired_comparisons`): the
 median over rounds of old/new, a 95% interval for it, and in how many rounds the new code
 was faster. An interval that holds 1 is a tie within this machine's noise.
@@ -22,11 +25,14 @@ from pathlib import Path
 
 import numpy as np
 
+from . import dynet_compare
 from .common import format_table, machine_info
 from .harness import paired_comparisons, paired_lines
 
 ROOT = Path(__file__).resolve().parents[1]
-TASKS = ("synthetic", "treelstm", "overhead")
+#: the DyNet programs, each a task ``dynet_<program>``
+DYNET_TASKS = tuple(f"dynet_{name}" for name in dynet_compare.FULL)
+TASKS = ("synthetic", "treelstm", "overhead") + DYNET_TASKS
 #: one overhead step in the checkout of the current directory: construction, forward and
 #: backward of the agenda on the 150k-node BiLSTM graph (``benchmarks/overhead.py``); prints
 #: one JSON list of step seconds
@@ -59,6 +65,8 @@ def side_steps(root: Path, task: str, quick: bool, repeat: int) -> list:
     """Step seconds of ``task`` (agenda) in the checkout at ``root``, in a fresh process."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(root)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    if task in DYNET_TASKS:
+        return [dynet_step(root, task[len("dynet_"):], quick)]
     if task == "overhead":
         out = subprocess.run([sys.executable, "-c", OVERHEAD_STEPS,
                               "quick" if quick else "full", str(repeat)],
@@ -70,6 +78,16 @@ def side_steps(root: Path, task: str, quick: bool, repeat: int) -> list:
                 str(repeat), "--json", str(path)] + (["--quick"] if quick else [])
         subprocess.run(args, cwd=root, env=env, capture_output=True, text=True, check=True)
         return json.loads(path.read_text())["results"]["agenda"]["round_totals_s"]
+
+
+def dynet_step(root: Path, name: str, quick: bool) -> float:
+    """Seconds per training step of the DyNet program ``name`` of the checkout at ``root``
+    under its ``batchviz.dynet`` (one fresh process, agenda, one thread)."""
+    args = (dynet_compare.QUICK if quick else dynet_compare.FULL)[name]
+    programs = root / "examples" / "dynet"
+    rate = dynet_compare.run_once(programs / f"{name}.py", args, threads=1, root=root)
+    batch = int(args[args.index("--batch") + 1]) if "--batch" in args else 1
+    return batch / rate
 
 
 def worktree(rev: str, where: Path) -> Path:

@@ -57,11 +57,13 @@ def program_path(name: str, under_dynet: bool, folder: Path) -> Path:
     return copy
 
 
-def run_once(path: Path, args: list, threads: int) -> float:
-    """Sentences per second of one run of the program at ``path``."""
+def run_once(path: Path, args: list, threads: int, root: Path = PROGRAMS.parents[1]) -> float:
+    """Sentences per second of one run of the program at ``path``, with the batchviz of the
+    checkout at ``root`` (by default this one)."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
                MKL_NUM_THREADS=str(threads), PYTHONPATH=os.pathsep.join(
-                   [str(PROGRAMS), str(PROGRAMS.parents[1]), os.environ.get("PYTHONPATH", "")]))
+                   [str(root / "examples" / "dynet"), str(root),
+                    os.environ.get("PYTHONPATH", "")]))
     done = subprocess.run([sys.executable, str(path)] + args + ["--dynet-autobatch", "1"],
                           capture_output=True, text=True, env=env, cwd=path.parent)
     if done.returncode != 0:

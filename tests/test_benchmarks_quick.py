@@ -266,6 +266,22 @@ def test_against_times_one_side_and_reports_the_paired_rounds(capsys):
     assert paired["faster_rounds"] == 5 and paired["interval_95"][0] > 1.5
 
 
+def test_against_times_a_dynet_program_and_checks_its_tasks(capsys):
+    """``against --tasks dynet_treelstm``: the DyNet program's step under this checkout's
+    batchviz.dynet; a task that is not one of against's is refused, naming them."""
+    from benchmarks import against
+
+    (step,) = against.side_steps(against.ROOT, "dynet_treelstm", quick=True, repeat=1)
+    assert 0 < step < 60
+    with pytest.raises(SystemExit):
+        main(["against", "--tasks", "dynet_treelstm,treelstmm"])
+    err = capsys.readouterr().err
+    assert "unknown ['treelstmm']" in err and "dynet_bilstm_tagger" in err
+    with pytest.raises(SystemExit):
+        main(["treelstm", "--tasks", "dynet_treelstm"])
+    assert "--tasks is an option of `against` only" in capsys.readouterr().err
+
+
 def test_dynet_programs_quick(tmp_path, capsys):
     """`python -m benchmarks dynet --quick`: the three programs under batchviz.dynet (and
     under DyNet, where it is installed), each with a rate."""

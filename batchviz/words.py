@@ -15,6 +15,14 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}s"
 
 
+def bytes_text(n: int) -> str:
+    """A byte count in the unit that fits: ``512 B``, ``3.4 KiB``, ``55.0 MiB``."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
 def step_label(step: int, n_steps: int) -> str:
     """``step 12/29``: the one way every label, caption and title names a moment of a
     schedule of ``n_steps`` batches. Steps count from 0 like ``trace.steps``: at step ``k``,

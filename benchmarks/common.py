@@ -85,14 +85,6 @@ def format_table(headers: list[str], rows: list[list], title: str | None = None)
     return "\n".join(lines)
 
 
-def bytes_text(n: int) -> str:
-    """A byte count in the unit that fits: ``512 B``, ``3.4 KiB``, ``55.0 MiB``."""
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n} B"
-
-
 def write_json(path, payload: dict) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

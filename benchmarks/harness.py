@@ -26,10 +26,11 @@ from batchviz import backend
 from batchviz.backend import synchronize
 from batchviz.schedule import PendingView
 from batchviz.schedule.lookahead import batch_lower_bound
+from batchviz.words import bytes_text
 
 import numpy as np
 
-from .common import bytes_text, format_table, machine_info, results_dir, write_json
+from .common import format_table, machine_info, results_dir, write_json
 
 #: the paper's strategies, which the synthetic task also runs on its manually batched code
 PAPER_STRATEGIES = ("none", "depth", "agenda")

@@ -18,7 +18,9 @@ import batchviz as bv
 from batchviz.schedule import PendingView, resolve_strategy
 from batchviz.schedule.lookahead import batch_lower_bound
 
-from .common import best_of, bytes_text, format_table, machine_info
+from batchviz.words import bytes_text
+
+from .common import best_of, format_table, machine_info
 
 STRATEGIES = ("none", "depth", "agenda", "lookahead", "layout")
 FULL = dict(instances=64, length=40, vocab=1000, embed=200, hidden=256, labels=300)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .common import bytes_text, results_dir
+from batchviz.words import bytes_text
+
+from .common import results_dir
 
 TASK_ORDER = ("synthetic", "bilstm", "bilstm-char", "treelstm", "parser")
 TASK_TITLES = {"synthetic": "Synthetic BiLSTM (§4.1)", "bilstm": "BiLSTM", "bilstm-char": "BiLSTM w/char",

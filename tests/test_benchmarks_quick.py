@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.__main__ import TASKS, main  # noqa: E402
-from benchmarks.common import bytes_text  # noqa: E402
+from batchviz.words import bytes_text  # noqa: E402
 
 TRAINING_TASKS = ("synthetic", "bilstm", "bilstm-char", "treelstm", "parser")
 

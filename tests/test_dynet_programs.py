@@ -52,6 +52,29 @@ def test_batchviz_explain_explains_it(name, capsys):
     out = capsys.readouterr().out
     assert re.search(r"batchviz explain: \d+ nodes in \d+ signatures", out), out[-2000:]
     assert "verdict:" in out
+    # a signature the verdict names makes a difference between the two strategies
+    for with_one, with_other in re.findall(r"\((\d+) batch(?:es)? with \w+, (\d+) with", out):
+        assert with_one != with_other, out[-600:]
+    # a line of the program is named only when its nodes took more batches than they need
+    for batches, needed in re.findall(r"in (\d+) batch(?:es)? \(their chain needs (\d+)\)", out):
+        assert int(batches) > int(needed), out[-1500:]
+
+
+def test_explain_names_the_tree_lstm_lines_that_were_split_and_not_the_others(capsys):
+    """In the Tree-LSTM the cell's three products (``c = i*u + f_l*c_l + f_r*c_r``) wait on
+    different gates and split; ``h = o * tanh(c)`` runs once per level of the tree, as its
+    own chain of nodes needs, although its signature (``cmult``, with the cell's) does not
+    reach its chain: it is not named."""
+    source = (PROGRAMS / "treelstm.py").read_text().splitlines()
+    cell = next(k for k, line in enumerate(source, 1) if "c = dy.cmult(i, u) + dy.cmult(f_l" in line)
+    h = next(k for k, line in enumerate(source, 1) if "h = dy.cmult(o, dy.tanh(c))" in line)
+    assert main(["explain", str(PROGRAMS / "treelstm.py"), "--quick", "--steps", "1",
+                 "--dynet-autobatch", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"treelstm.py:{cell}, `bv.cmult`" in out
+    assert f"treelstm.py:{h}," not in out
+    chain, agenda = re.search(r"^cmult +\d+ +[\d–]+ +(\d+) +\d+ +\d+ +(\d+)$", out, re.M).groups()
+    assert int(agenda) > int(chain)  # the signature is split: its lines are looked at
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -232,6 +232,46 @@ def test_same_numbers_equal_depth_verdict():
     assert e.verdict.startswith("agenda and depth need the same number of launches")
 
 
+def _result(name, batches, copies, bytes_copied=0):
+    from batchviz.explain.report import StrategyResult
+    return StrategyResult(name=name, batches=batches, kernels=batches + copies, copies=copies,
+                          copies_avoided=0, bytes_copied=bytes_copied, estimated_seconds=0.0,
+                          above_lower_bound=0)
+
+
+def _row(batches: dict):
+    from batchviz.explain.report import SignatureRow
+    return SignatureRow(id=3, name="cmult", op="cmult", nodes=40, min_depth=2, max_depth=9,
+                        average_depth=5.0, chain_bound=4, batches=batches, display_name="cmult")
+
+
+def test_the_verdict_names_a_signature_only_when_it_takes_fewer_batches():
+    """Launches are batches plus copies: a strategy may need fewer launches with more
+    batches, because it copies less. The verdict then says that, instead of naming a
+    signature that both strategies batch alike (a Tree-LSTM's explanation once read "the 1
+    esum nodes sit at depth 50 (1 batches with depth, 1 with agenda)")."""
+    from batchviz.explain.diagnose import verdict
+
+    results = {"depth": _result("depth", 94, 58, 22_400), "agenda": _result("agenda", 100, 45, 15_000)}
+    same = _row({"depth": 1, "agenda": 1})
+    line = verdict(results, {"agenda": same, "depth": _row({"depth": 20, "agenda": 26})})
+    assert line == ("agenda needs 5% fewer launches than depth (145 against 152): agenda runs "
+                    "100 batches against 94 and copies 45 argument blocks against 58 "
+                    "(14.6 KiB against 21.9 KiB)")
+    results = {"depth": _result("depth", 30, 12), "agenda": _result("agenda", 30, 8)}
+    assert "agenda runs the same 30 batches and copies 8 argument blocks against 12" in \
+        verdict(results, {"agenda": same})
+    results = {"depth": _result("depth", 30, 10), "agenda": _result("agenda", 34, 6)}
+    assert verdict(results, {}) == (
+        "agenda and depth need the same number of launches (40): agenda runs 34 batches "
+        "against 30 and copies 6 argument blocks against 10 (0 B against 0 B)")
+    results = {"depth": _result("depth", 30, 10), "agenda": _result("agenda", 26, 10)}
+    saves = _row({"depth": 9, "agenda": 5})
+    assert verdict(results, {"agenda": saves}) == (
+        "agenda needs 10% fewer launches than depth: the 40 cmult nodes sit at depths 2\u20139 "
+        "(9 batches with depth, 5 with agenda)")
+
+
 def test_small_batches_and_why():
     model = bv.Model(seed=0)
     W1 = model.add_parameters((3, 3), name="W1")
@@ -356,9 +396,10 @@ def test_seconds_read_in_the_unit_that_fits(seconds, text):
     assert seconds_text(seconds) == text
 
 
-@pytest.mark.parametrize("n, text", [(288, "288 B"), (4_800, "4.7 KiB"), (4_821_456, "4.6 MiB")])
+@pytest.mark.parametrize("n, text", [(288, "288 B"), (4_800, "4.7 KiB"), (4_821_456, "4.6 MiB"),
+                                     (3 << 30, "3.0 GiB")])
 def test_bytes_read_in_the_unit_that_fits(n, text):
-    from batchviz.explain.text import bytes_text
+    from batchviz.words import bytes_text
     assert bytes_text(n) == text
 
 

@@ -67,9 +67,9 @@ def test_batchviz_explain_names_the_scripts_lines(script, capsys):
     output, loss = line_of("OUTPUT"), line_of("LOSS")
     assert "depth: the lines of your code whose nodes took more batches than their chain needs" in text
     assert (f"rnn_script.py:{output}, `bv.matmul` (matmul\u00b7U): 3 nodes in 3 batches "
-            f"(its chain needs 1); they wait on `tanh` at depths {waited_depths(script, 'matmul')}"
+            f"(their chain needs 1); they wait on `tanh` at depths {waited_depths(script, 'matmul')}"
             ) in text
-    assert (f"rnn_script.py:{loss}, `bv.squared_distance`: 3 nodes in 3 batches (its chain "
+    assert (f"rnn_script.py:{loss}, `bv.squared_distance`: 3 nodes in 3 batches (their chain "
             f"needs 1); they wait on `matmul\u00b7U` at depths "
             f"{waited_depths(script, 'squared_distance')}") in text
     assert "agenda: the lines" not in text  # agenda batches them at their chain's length

@@ -47,8 +47,8 @@ def explain(loss, strategies=DEFAULT_STRATEGIES, optimum=None) -> Explanation:
 
     When the graph recorded where its nodes were built (``bv.Graph(record_source=True)``,
     ``with bv.recording_sources():``, or ``batchviz explain script.py``), the report names,
-    for every strategy, the lines of the user's code whose nodes took more batches than their
-    signature's dependency chain needs, and what they waited on (``explanation.split``);
+    for every strategy, the lines of the user's code whose nodes took more batches than the
+    dependency chain of those nodes needs, and what they waited on (``explanation.split``);
     without them it says how to record them."""
     t0 = time.perf_counter()
     graph, _ = graph_of(loss)

@@ -9,7 +9,7 @@ the op, a shape, or the shared argument (``W#3`` vs ``W#9``).
 from __future__ import annotations
 
 from ..signature import shape_text
-from ..words import counted
+from ..words import bytes_text, counted
 
 
 def _is_shape(part) -> bool:
@@ -94,8 +94,12 @@ def small_batch_reason(graph, sig: int, batches: int, bound: int, node_counts: d
 
 
 def verdict(results: dict, winners: dict) -> str:
-    """One line: how agenda and depth compare, and the signature that makes the difference
-    (``winners[strategy]``: the signature that strategy batches best compared to the other)."""
+    """One line: how agenda and depth compare, and what makes the difference
+    (``winners[strategy]``: the signature that strategy batches best compared to the other).
+
+    A launch is a batch's kernel or a copy's, so the strategy with fewer launches may run
+    more batches and copy less: then the line says so, rather than name a signature that
+    both strategies batch alike."""
     if all(r.batches == 0 for r in results.values()):
         return "nothing to schedule: the graph has no nodes to compute"
     if "agenda" not in results or "depth" not in results:
@@ -103,13 +107,32 @@ def verdict(results: dict, winners: dict) -> str:
         return f"{best.name} needs the fewest kernel launches ({best.kernels})"
     a, d = results["agenda"].kernels, results["depth"].kernels
     if a == d:
-        return (f"agenda and depth need the same number of launches ({a}): depth batching "
-                "already finds every batch the agenda finds on this graph")
+        if results["agenda"].batches == results["depth"].batches:
+            return (f"agenda and depth need the same number of launches ({a}): depth batching "
+                    "already finds every batch the agenda finds on this graph")
+        return (f"agenda and depth need the same number of launches ({a}): "
+                + _batches_and_copies(results["agenda"], results["depth"]))
     winner, loser = ("agenda", "depth") if a < d else ("depth", "agenda")
     pct = round(100 * (max(a, d) - min(a, d)) / max(a, d))
+    won, lost = results[winner], results[loser]
     gain = winners[winner]
+    if gain.batches[winner] >= gain.batches[loser]:  # no signature takes fewer batches
+        return (f"{winner} needs {pct}% fewer launches than {loser} ({won.kernels} against "
+                f"{lost.kernels}): " + _batches_and_copies(won, lost))
     where = (f"depth {gain.min_depth}" if gain.min_depth == gain.max_depth
              else f"depths {gain.min_depth}\u2013{gain.max_depth}")
     return (f"{winner} needs {pct}% fewer launches than {loser}: the {gain.nodes} "
             f"{gain.display_name or gain.name} nodes sit at {where} ({gain.batches[loser]} batches with {loser}, "
             f"{gain.batches[winner]} with {winner})")
+
+
+def _batches_and_copies(first, second) -> str:
+    """Where two strategies' launches come from when no signature explains the difference:
+    their batches and their copies, ``first`` before ``second``."""
+    if first.batches == second.batches:
+        batches = f"the same {counted(first.batches, 'batch')}"
+    else:
+        batches = (f"{counted(first.batches, 'batch')} against {second.batches}")
+    return (f"{first.name} runs {batches} and copies {first.copies} argument blocks "
+            f"against {second.copies} ({bytes_text(first.bytes_copied)} against "
+            f"{bytes_text(second.bytes_copied)})")

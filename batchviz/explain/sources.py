@@ -4,11 +4,12 @@ When a signature takes more batches than its longest dependency chain needs (the
 what no strategy can beat, :mod:`batchviz.explain.bound`), something else split its nodes:
 they became ready at different times, because the arguments they wait on are computed at
 different times. If the graph recorded where each node was built (``record_source``), this
-names the lines of the user's code whose nodes were split, how many batches they took, and
-what they waited on, as ``torch._dynamo.explain`` names the lines that break a graph::
+names the lines of the user's code whose nodes were split (more batches than the chain of
+that line's own nodes needs), how many batches they took, and what they waited on, as
+``torch._dynamo.explain`` names the lines that break a graph::
 
-    tagger.py:41, `bv.tanh`: 2,560 nodes in 80 batches; they wait on `lstm_step·bilstm`
-    at depths 3–121
+    tagger.py:41, `bv.tanh`: 2,560 nodes in 80 batches (their chain needs 1); they wait
+    on `lstm_step·bilstm` at depths 3–121
 
 "What they wait on" is, for every node of the line, its argument computed last (in the
 latest batch): the signature most of those arguments have, and their depths.
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ops import api as op_api
+from ..schedule.chains import signature_chains
 from ..sourcelines import where_text
 
 
@@ -35,7 +37,7 @@ class SplitNote:
     signature: str            # the signature's short name
     nodes: int
     batches: int              # the batches those nodes ran in (the reference strategy's)
-    chain_bound: int          # the signature's longest dependency chain
+    chain_bound: int          # the longest dependency chain of these nodes
     waits_on: str             # the signature their latest argument has ("" for none)
     wait_depths: tuple        # the depths of those arguments (lowest, highest)
 
@@ -46,10 +48,15 @@ TOP_LINES = 5
 
 def split_notes(graph, a, flat, bounds: dict, batches_of: np.ndarray, names: dict,
                 limit: int = TOP_LINES) -> list:
-    """:class:`SplitNote` for the lines whose nodes took more than
-    one batch, among the signatures that took more batches than their chain needs, in the
-    schedule ``flat`` (a :class:`~batchviz.schedule.FlatSchedule`; ``batches_of``: its
-    batches per signature). Empty when the graph did not record its nodes' lines."""
+    """:class:`SplitNote` for the lines whose nodes took more batches than their own
+    longest dependency chain needs, among the signatures that took more batches than theirs,
+    in the schedule ``flat`` (a :class:`~batchviz.schedule.FlatSchedule`; ``batches_of``:
+    its batches per signature). Empty when the graph did not record its nodes' lines.
+
+    A line's own chain counts the nodes of that line and signature on one path: the
+    ``h = o * tanh(c)`` of a Tree-LSTM needs a batch per level of the tree, and taking
+    that many is no split, even where the signature's chain, through other lines' nodes
+    too, is longer."""
     if graph.sources is None or len(flat) == 0:
         return []
     over = [s for s, bound in bounds.items() if batches_of[s] > bound]
@@ -62,15 +69,26 @@ def split_notes(graph, a, flat, bounds: dict, batches_of: np.ndarray, names: dic
     sources = graph.sources
     for i in np.flatnonzero(np.isin(a.sig, over) & ~a.is_param).tolist():
         groups.setdefault((sources[i], int(a.sig[i])), []).append(i)
+    line_chains = _line_chains(a, list(groups.values()))
     notes = []
-    for (source, sig), members in groups.items():
+    for k, ((source, sig), members) in enumerate(groups.items(), 1):
         members = np.asarray(members, dtype=np.int64)
         batches = len(np.unique(batch_of[members]))
-        if batches > 1:
-            notes.append(_note(graph, a, source, sig, members, batches, bounds[sig],
+        if batches > line_chains[k]:
+            notes.append(_note(graph, a, source, sig, members, batches, line_chains[k],
                                latest[members], names))
     notes.sort(key=lambda note: (-note.batches, -note.nodes, note.path))
     return notes[:limit]
+
+
+def _line_chains(a, groups: list) -> dict:
+    """``{k: longest chain of the nodes of groups[k - 1]}``: the signature chains
+    (:func:`~batchviz.schedule.chains.signature_chains`) with each group as a signature of
+    its own (and every other node in group 0)."""
+    label = np.zeros(a.n, dtype=np.int64)
+    for k, members in enumerate(groups, 1):
+        label[members] = k
+    return signature_chains(a.scheduled, label, a.depth, a.edge_ptr, a.edge_arg).longest
 
 
 def _note(graph, a, source: str, sig: int, members, batches: int, bound: int, latest,
@@ -115,13 +133,13 @@ def split_lines(e) -> list:
 
 
 def note_text(note) -> str:
-    """``tagger.py:41, `bv.tanh`: 2,560 nodes in 80 batches (its chain needs 1); they wait
+    """``tagger.py:41, `bv.tanh`: 2,560 nodes in 80 batches (their chain needs 1); they wait
     on `lstm_step·bilstm` at depths 3–121`` (the signature's name follows the call when it
     says more: ``bv.matmul (matmul·U)``)."""
     called = note.call.removeprefix("bv.")
     text = (f"{note.source}, `{note.call}`"
             + ("" if note.signature == called else f" ({note.signature})")
-            + f": {note.nodes:,} nodes in {note.batches:,} batches (its chain needs "
+            + f": {note.nodes:,} nodes in {note.batches:,} batches (their chain needs "
             f"{note.chain_bound})")
     if note.waits_on:
         lo, hi = note.wait_depths

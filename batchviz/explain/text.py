@@ -11,7 +11,7 @@ import os
 import shutil
 import sys
 
-from ..words import counted, step_label
+from ..words import bytes_text, counted, step_label
 from .sources import split_lines
 
 #: said where the lines of the user's code would explain something, but were not recorded
@@ -28,14 +28,6 @@ def seconds_text(s: float) -> str:
     if s < 1:
         return f"{s * 1e3:.1f} ms"
     return f"{s:.2f} s"
-
-
-def bytes_text(b: int) -> str:
-    if b < 1024:
-        return f"{b} B"
-    if b < 1024 ** 2:
-        return f"{b / 1024:.1f} KiB"
-    return f"{b / 1024 ** 2:.1f} MiB"
 
 
 def header_lines(e) -> list:

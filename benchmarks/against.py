@@ -85,7 +85,7 @@ def dynet_step(root: Path, name: str, quick: bool) -> float:
     under its ``batchviz.dynet`` (one fresh process, agenda, one thread)."""
     args = (dynet_compare.QUICK if quick else dynet_compare.FULL)[name]
     programs = root / "examples" / "dynet"
-    rate = dynet_compare.run_once(programs / f"{name}.py", args, threads=1, root=root)
+    rate = dynet_compare.run_once(programs / f"{name}.py", args, threads=1, root=root).per_second
     batch = int(args[args.index("--batch") + 1]) if "--batch" in args else 1
     return batch / rate
 

@@ -1,13 +1,14 @@
 """``python -m benchmarks dynet``: DyNet programs under batchviz.dynet and under DyNet.
 
-Three programs of examples/dynet (the BiLSTM tagger, the Tree-LSTM written with DyNet's
-element-wise ops, the minibatched RNN language model) run as they are, ``import
+Four programs of examples/dynet (the BiLSTM tagger, the Tree-LSTM written with DyNet's
+element-wise ops, the minibatched RNN language model, and the encoder-decoder with
+attention, whose nodes split into many small batches) run as they are, ``import
 batchviz.dynet as dy``, with the agenda (``--dynet-autobatch 1``), and, where the real DyNet
 is installed, with that line changed to ``import dynet as dy`` and DyNet's autobatching
 (``--dynet-autobatch 1``). DyNet fixes its autobatch setting when it is imported, so every
 run is a fresh process; the runs alternate between the two, on the same data and the same
-sizes, and each program reports the sentences per second of its timed steps (the first is
-not timed). The fastest of the rounds counts, as in the paper.
+sizes, and each program reports the sentences (pairs, for the encoder-decoder) per second
+of its timed steps (the first is not timed). The fastest of the rounds counts, as in the paper.
 
 Both run on one core: DyNet's CPU build is single-threaded, and NumPy's BLAS is pinned to
 one thread (``--threads`` changes both), so that the comparison is of the two runtimes and
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 from .common import format_table, machine_info
 
@@ -35,9 +37,11 @@ FULL = {
                  "--data", "320", "--steps", "6"],
     "rnnlm_batch": ["--embed", "128", "--hidden", "256", "--batch", "64", "--vocab", "5000",
                     "--data", "640", "--steps", "6"],
+    "attention": ["--embed", "32", "--hidden", "32", "--attention", "32", "--batch", "16",
+                  "--data", "320", "--steps", "6"],
 }
 QUICK = {name: ["--quick", "--steps", "3"] for name in FULL}
-RATE = re.compile(r"^\d+ \w+ in [\d.]+ s: ([\d.]+) \w+/s$", re.M)
+RATE = re.compile(r"^\d+ \w+ in [\d.]+ s: ([\d.]+) (\w+)/s$", re.M)
 
 
 def dynet_available() -> bool:
@@ -57,9 +61,16 @@ def program_path(name: str, under_dynet: bool, folder: Path) -> Path:
     return copy
 
 
-def run_once(path: Path, args: list, threads: int, root: Path = PROGRAMS.parents[1]) -> float:
-    """Sentences per second of one run of the program at ``path``, with the batchviz of the
-    checkout at ``root`` (by default this one)."""
+class Rate(NamedTuple):
+    """What a program printed last: ``per_second`` of its ``unit`` (``sentences``)."""
+
+    per_second: float
+    unit: str
+
+
+def run_once(path: Path, args: list, threads: int, root: Path = PROGRAMS.parents[1]) -> Rate:
+    """The rate of one run of the program at ``path``, with the batchviz of the checkout at
+    ``root`` (by default this one)."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
                MKL_NUM_THREADS=str(threads), PYTHONPATH=os.pathsep.join(
                    [str(root / "examples" / "dynet"), str(root),
@@ -71,7 +82,8 @@ def run_once(path: Path, args: list, threads: int, root: Path = PROGRAMS.parents
     found = RATE.findall(done.stdout)
     if not found:
         raise RuntimeError(f"{path.name} printed no rate:\n{done.stdout[-2000:]}")
-    return float(found[-1])
+    return Rate(float(found[-1][0]), found[-1][1])
+
 
 
 def run(quick: bool = False, rounds: int | None = None, threads: int = 1) -> dict:
@@ -85,20 +97,23 @@ def run(quick: bool = False, rounds: int | None = None, threads: int = 1) -> dic
         folder = Path(tmp)
         (folder / "toydata.py").write_text((PROGRAMS / "toydata.py").read_text())
         for name, args in sizes.items():
-            rates = {"batchviz": [], "dynet": []}
+            rates, unit = {"batchviz": [], "dynet": []}, "sentences"
             for _ in range(rounds):  # alternating, so that both see the same machine
-                rates["batchviz"].append(run_once(program_path(name, False, folder), args, threads))
+                mine = run_once(program_path(name, False, folder), args, threads)
+                rates["batchviz"].append(mine.per_second)
+                unit = mine.unit
                 if with_dynet:
-                    rates["dynet"].append(run_once(program_path(name, True, folder), args, threads))
+                    rates["dynet"].append(
+                        run_once(program_path(name, True, folder), args, threads).per_second)
             results[name] = {system: max(r) if r else None for system, r in rates.items()}
-            results[name]["rounds"] = rates
+            results[name].update(rounds=rates, unit=unit)
     rows = []
     for name, r in results.items():
         ratio = r["batchviz"] / r["dynet"] if r["dynet"] else None
         r["ratio"] = ratio
-        rows.append([name, r["batchviz"], r["dynet"] if r["dynet"] else "not installed",
+        rows.append([name, r["unit"], r["batchviz"], r["dynet"] if r["dynet"] else "not installed",
                      f"{ratio:.2f}" if ratio else "-"])
-    print(format_table(["program", "batchviz.dynet sent/s", "DyNet sent/s", "ratio"], rows,
+    print(format_table(["program", "counts", "batchviz.dynet per s", "DyNet per s", "ratio"], rows,
                        title=f"DyNet programs, agenda (--dynet-autobatch 1) in both, best of "
                              f"{rounds} alternating runs, {threads} thread(s)"))
     info = machine_info()

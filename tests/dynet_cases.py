@@ -151,6 +151,14 @@ OP_CASES = {
     "concatenate": ([(3,), (2,)], lambda dy, P: dy.concatenate([P[0], P[1], P[0]])),
     "concatenate d=1": ([(3, 2), (3, 1)], lambda dy, P: dy.concatenate([P[0], P[1]], d=1)),
     "concatenate, batch": ([(4,)], lambda dy, P: dy.concatenate([P[0], batch(dy, XB)])),
+    # a matrix times a column is a (n, 1) column, which concatenates with vectors as DyNet
+    # does: missing last dimensions count as 1, the result has the first's dimensions
+    "concatenate a column, a vector": ([(4, 3), (3, 1), (2,)], lambda dy, P: dy.concatenate(
+        [P[0] * P[1], P[2]])),
+    "concatenate a vector, a column": ([(4, 3), (3, 1), (2,)], lambda dy, P: dy.concatenate(
+        [P[2], P[0] * P[1]])),
+    "a column plus a vector, tanh": ([(4, 3), (3, 1), (4,)], lambda dy, P: dy.tanh(
+        P[0] * P[1] + P[2])),
     "concatenate_cols": ([(3,), (3,)], lambda dy, P: dy.concatenate_cols([P[0], P[1], P[0]])),
     "concatenate_cols, batch": ([(4,)], lambda dy, P: dy.concatenate_cols(
         [batch(dy, XB), dy.cmult(P[0], batch(dy, XB))])),
@@ -325,6 +333,19 @@ BUILDER_CASES["VanillaLSTM forget_bias=0.3"] = (
 BUILDER_CASES["BiRNN of VanillaLSTMs, 2 layers"] = (
     lambda dy, pc: dy.BiRNNBuilder(2, 3, 6, pc, dy.VanillaLSTMBuilder),
     lambda dy, b, E: b.transduce([E[w] for w in SENTENCE]))
+def _columns(dy, b, E):
+    """Inputs that are ``(3, 1)`` columns, a matrix times a column (an attention's context):
+    DyNet's builders take them as the vectors they hold."""
+    M = dy.transpose(dy.concatenate_cols([E[w] for w in SENTENCE]))   # (4, 3)
+    column = dy.reshape(dy.pick_range(E[5], 0, 1), (1, 1))
+    weights = dy.concatenate([column, column, column, column])          # (4, 1)
+    state = b.initial_state().add_input(dy.transpose(M) * weights)
+    return [state.output()] + b.initial_state().transduce([dy.transpose(M) * weights])
+
+
+BUILDER_CASES["VanillaLSTM, column inputs"] = (
+    lambda dy, pc: dy.VanillaLSTMBuilder(1, 3, 4, pc), _columns)
+BUILDER_CASES["GRU, column inputs"] = (lambda dy, pc: dy.GRUBuilder(1, 3, 4, pc), _columns)
 BUILDER_CASES["BiRNN of GRUs, add_inputs"] = (
     lambda dy, pc: dy.BiRNNBuilder(1, 3, 4, pc, dy.GRUBuilder),
     lambda dy, b, E: [s.output() for pair in b.add_inputs([E[w] for w in SENTENCE]) for s in pair])

@@ -283,16 +283,17 @@ def test_against_times_a_dynet_program_and_checks_its_tasks(capsys):
 
 
 def test_dynet_programs_quick(tmp_path, capsys):
-    """`python -m benchmarks dynet --quick`: the three programs under batchviz.dynet (and
+    """`python -m benchmarks dynet --quick`: the four programs under batchviz.dynet (and
     under DyNet, where it is installed), each with a rate."""
     import importlib.util
 
     out = tmp_path / "dynet.json"
     assert main(["dynet", "--quick", "--json", str(out)]) == 0
     payload = json.loads(out.read_text())
-    assert set(payload["results"]) == {"bilstm_tagger", "treelstm", "rnnlm_batch"}
+    assert set(payload["results"]) == {"bilstm_tagger", "treelstm", "rnnlm_batch", "attention"}
     with_dynet = importlib.util.find_spec("dynet") is not None
     for r in payload["results"].values():
         assert r["batchviz"] > 0
         assert (r["dynet"] > 0 and r["ratio"] > 0) if with_dynet else r["dynet"] is None
-    assert "batchviz.dynet sent/s" in capsys.readouterr().out
+    assert payload["results"]["attention"]["unit"] == "pairs"
+    assert "batchviz.dynet per s" in capsys.readouterr().out

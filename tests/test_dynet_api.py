@@ -368,3 +368,20 @@ def test_the_gradient_of_a_transform_built_into_its_activation():
     assert sorted(op.name for op in fused_ops) == ["affine", "affine_logistic", "affine_rectify"]
     assert [op.name for op in plain_ops] == ["affine"]
     np.testing.assert_allclose(fused, plain, rtol=1e-5, atol=1e-7)
+
+
+def test_an_expression_is_true_as_in_dynet():
+    """DyNet programs build a node once with ``w = w or W * M``: every expression, pending
+    products included, is true (batchviz's own expressions refuse a truth value)."""
+    pc = dy.ParameterCollection()
+    W = pc.add_parameters((2, 3))
+    dy.renew_cg()
+    x = dy.inputVector([1.0, 2.0, 3.0])
+    product = W * x
+    assert bool(x) and bool(product) and bool(dy.tanh(x))
+    cached = None
+    for _ in range(2):
+        cached = cached or product
+    assert cached is product
+    with pytest.raises(TypeError, match="no truth value"):
+        bool(x.x)

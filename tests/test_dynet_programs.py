@@ -15,7 +15,8 @@ from batchviz.cli import main
 import batchviz.dynet as dy
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "examples" / "dynet"
-NAMES = ["bilstm_tagger", "treelstm", "rnnlm_batch", "xor", "rnnlm_transduce", "mnist_mlp"]
+NAMES = ["bilstm_tagger", "treelstm", "rnnlm_batch", "xor", "rnnlm_transduce", "mnist_mlp",
+         "attention"]
 IMPORT_LINE = "import batchviz.dynet as dy\n"
 
 

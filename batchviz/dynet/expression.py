@@ -191,7 +191,10 @@ class Expression:
     __array_ufunc__ = None  # numpy's `array * expression` hands over to us instead
 
     def __bool__(self):
-        raise TypeError("an expression has no truth value before it is computed; use .value()")
+        """True, as every DyNet expression is: DyNet programs write ``w1dt = w1dt or W *
+        M`` to build a node once. (batchviz's own expressions refuse a truth value, so that
+        ``if x > 0`` on a value not yet computed is an error there.)"""
+        return True
 
 
 def as_expression(e, who: str) -> Expression:

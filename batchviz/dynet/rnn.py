@@ -13,10 +13,12 @@ for the GRU.
 from __future__ import annotations
 
 from .arith import affine_transform, cmult, logistic, tanh
+from .dims import dims_of
 from .expression import Expression, as_expression
 from .graph import current
 from .inputs import inputTensor, random_bernoulli, zeros
 from .losses import dropout
+from .shaping import reshape
 
 
 def _size(v):
@@ -28,6 +30,17 @@ def _size(v):
         return None
 
 
+def _as_input(x, who: str) -> Expression:
+    """``x`` as a builder's input. A ``(n, 1)`` column is the vector it holds, as in DyNet,
+    whose builders take it: a product of a matrix and a column (an attention's context,
+    ``M * weights``) is one, and so is what it is concatenated into."""
+    x = as_expression(x, who)
+    dims = dims_of(x)
+    if len(dims) == 2 and dims[1] == 1:
+        return reshape(x, dims[:1], x.bd)
+    return x
+
+
 class RNNState:
     """A position in a sequence: the state of every layer after the inputs so far."""
 
@@ -37,7 +50,7 @@ class RNNState:
         self.builder, self.layers, self._prev, self._out = builder, layers, prev, out
 
     def add_input(self, x) -> "RNNState":
-        layers = self.builder._add(self.layers, as_expression(x, "add_input"))
+        layers = self.builder._add(self.layers, _as_input(x, "add_input"))
         return RNNState(self.builder, layers, self, self.builder._output(layers))
 
     def add_inputs(self, xs) -> list:
@@ -49,7 +62,7 @@ class RNNState:
 
     def transduce(self, xs) -> list:
         """The output after each input of ``xs``, in order."""
-        return self.builder._transduce(self.layers, [as_expression(x, "transduce") for x in xs])
+        return self.builder._transduce(self.layers, [_as_input(x, "transduce") for x in xs])
 
     def output(self):
         return self._out

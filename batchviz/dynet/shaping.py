@@ -107,32 +107,45 @@ def _aligned(xs, who: str):
 
 
 def concatenate(xs, d: int = 0) -> Expression:
-    """Concatenation along dimension ``d`` (vectors: ``d = 0``)."""
+    """Concatenation along dimension ``d`` (vectors: ``d = 0``).
+
+    As in DyNet, dimensions missing at the end count as 1: a ``(64, 1)`` matrix (a
+    product of a matrix and a column) and a ``(32,)`` vector concatenate into ``(96, 1)``.
+    The result has as many dimensions as the first argument (at least ``d + 1``)."""
     if d == 0 and type(xs) is list:  # a list of nodes of one minibatch size (a BiLSTM's
         nodes = _rows_of(xs)          # [f; b] at every word): no broadcasting to check
         if nodes is not None:
             return Expression(bv.concatenate(nodes), xs[0].bd)
     xs, bd = _aligned(list(xs), "concatenate")
-    if d == 0 and all(x.bd == bd and x.x.shape for x in xs):
+    if d == 0 and all(x.bd == bd and x.x.shape and x.x.shape[1:] == xs[0].x.shape[1:]
+                      for x in xs):
         return Expression(bv.concatenate([x.x for x in xs]), bd)
     if bd == 1 and all(len(x.x.shape) == d for x in xs):  # vectors as columns: a new axis
         return Expression(bv.concatenate_axis([x.x for x in xs], d), 1)
     ndim = max(max(len(dims_of(x)) for x in xs), d + 1)
     nodes = [to_shape(x, dims_of(x) + (1,) * (ndim - len(dims_of(x))), bd) for x in xs]
-    return Expression(bv.concatenate_axis(nodes, d), bd)
+    joined = Expression(bv.concatenate_axis(nodes, d), bd)
+    kept = max(len(dims_of(xs[0])), d + 1)  # the dimensions after these are all 1
+    return joined if kept == ndim else reshape(joined, dims_of(joined)[:kept], bd)
 
 
 def _rows_of(xs: list):
     """The batchviz nodes of ``xs`` when they are all plain expressions (no parameters or
-    pending products) of the same minibatch size and at least one dimension, else None."""
+    pending products) of the same minibatch size and the same dimensions after the first,
+    else None."""
     if not xs or type(xs[0]) is not Expression:
         return None
-    bd, nodes = xs[0].bd, []
+    bd, nodes, tail = xs[0].bd, [], None
     for x in xs:
         if type(x) is not Expression or x.bd != bd:
             return None
         node = x.x
-        if not node.shape:
+        shape = node.shape
+        if not shape:
+            return None
+        if tail is None:
+            tail = shape[1:]
+        elif shape[1:] != tail:
             return None
         nodes.append(node)
     return nodes

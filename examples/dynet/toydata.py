@@ -68,6 +68,18 @@ def trees(n, vocab=1000, labels=5, min_leaves=5, max_leaves=30, mean_leaves=19, 
             for _ in range(n)]
 
 
+def reversals(n, symbols=20, mean_length=8, seed=0):
+    """``n`` pairs ``(source, target)`` of symbol ids in ``[0, symbols)``: the target is the
+    source reversed, a task an encoder-decoder with attention learns by looking at the
+    source from its end."""
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for _ in range(n):
+        source = [int(s) for s in rng.integers(symbols, size=_length(rng, mean_length, 2, 30))]
+        pairs.append((source, source[::-1]))
+    return pairs
+
+
 def images(n, pixels=784, classes=10, seed=0):
     """``(images, labels)``: ``n`` noisy copies of ``classes`` random prototype images in
     [0, 1] (an MNIST stand-in: 28 x 28 = 784 pixels, 10 classes)."""

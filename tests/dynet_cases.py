@@ -159,6 +159,12 @@ OP_CASES = {
         [P[2], P[0] * P[1]])),
     "a column plus a vector, tanh": ([(4, 3), (3, 1), (4,)], lambda dy, P: dy.tanh(
         P[0] * P[1] + P[2])),
+    # a minibatch of scalars (a picked score per instance) is rows to concatenate
+    "concatenate batched scalars": ([(4,)], lambda dy, P: dy.concatenate(
+        [dy.pick_batch(dy.cmult(P[0], batch(dy, XB)), ids) for ids in ([1, 2, 0], [3, 0, 0])])),
+    "pickneglogsoftmax_batch of picked scores": ([(4,)], lambda dy, P: dy.pickneglogsoftmax_batch(
+        dy.concatenate([dy.pick_batch(dy.cmult(P[0], batch(dy, XB)), ids)
+                        for ids in ([1, 2, 0], [3, 0, 0])]), [0, 1, 1])),
     "concatenate_cols": ([(3,), (3,)], lambda dy, P: dy.concatenate_cols([P[0], P[1], P[0]])),
     "concatenate_cols, batch": ([(4,)], lambda dy, P: dy.concatenate_cols(
         [batch(dy, XB), dy.cmult(P[0], batch(dy, XB))])),
@@ -201,12 +207,19 @@ OP_CASES = {
     "softmax d=1": ([(3, 4)], lambda dy, P: dy.softmax(P[0], 1)),
     "softmax, batch": ([(4,)], lambda dy, P: dy.softmax(dy.cmult(P[0], batch(dy, XB)))),
     "log_softmax": ([(5,)], lambda dy, P: dy.log_softmax(P[0])),
+    # restricted: the others are -inf, so the case takes a value of the allowed ones
+    "log_softmax restrict": ([(5,)], lambda dy, P: dy.concatenate(
+        [dy.pick(dy.log_softmax(P[0], [0, 2, 3]), k) for k in (0, 3)])),
+    "log_softmax restrict to one": ([(5,)], lambda dy, P: dy.pick(
+        dy.log_softmax(P[0], [4]), 4)),
     "pickneglogsoftmax": ([(5,)], lambda dy, P: dy.pickneglogsoftmax(P[0], 2)),
     "pickneglogsoftmax_batch": ([(4,)], lambda dy, P: dy.pickneglogsoftmax_batch(
         dy.cmult(P[0], batch(dy, XB)), [3, 0, 1])),
     "hinge": ([(5,)], lambda dy, P: dy.hinge(P[0], 1)),
     "hinge margin": ([(5,)], lambda dy, P: dy.hinge(P[0], 4, 0.3)),
     "hinge_batch": ([(4,)], lambda dy, P: dy.hinge_batch(dy.cmult(P[0], batch(dy, XB)), [3, 0, 1])),
+    "hinge_dim": ([(4, 3)], lambda dy, P: dy.hinge_dim(P[0], [3, 0, 1])),
+    "hinge_dim d=1 margin": ([(4, 3)], lambda dy, P: dy.hinge_dim(P[0], [2, 0, 1, 1], d=1, m=0.5)),
     "binary_log_loss": ([(4,)], lambda dy, P: dy.binary_log_loss(    # targets are data: see
         dy.logistic(P[0]), vec(dy, [1.0, 0.0, 0.3, 1.0]))),            # test_dynet_api.py
     # inputs, lookups, constants, gradient modifiers
@@ -343,6 +356,12 @@ def _columns(dy, b, E):
     return [state.output()] + b.initial_state().transduce([dy.transpose(M) * weights])
 
 
+BUILDER_CASES["VanillaLSTM ln_lstm, 2 layers"] = (
+    lambda dy, pc: dy.VanillaLSTMBuilder(2, 3, 4, pc, True), _transduce)
+BUILDER_CASES["VanillaLSTM ln_lstm, steps"] = (
+    lambda dy, pc: dy.VanillaLSTMBuilder(1, 3, 4, pc, ln_lstm=True, forget_bias=0.5), _steps)
+BUILDER_CASES["VanillaLSTM ln_lstm, minibatch"] = (
+    lambda dy, pc: dy.VanillaLSTMBuilder(1, 3, 4, pc, ln_lstm=True), _batched)
 BUILDER_CASES["VanillaLSTM, column inputs"] = (
     lambda dy, pc: dy.VanillaLSTMBuilder(1, 3, 4, pc), _columns)
 BUILDER_CASES["GRU, column inputs"] = (lambda dy, pc: dy.GRUBuilder(1, 3, 4, pc), _columns)

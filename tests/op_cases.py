@@ -106,6 +106,10 @@ CASES = {
     "softmax": ([(5,), (4, 3)], lambda P, k: bv.softmax(v(P[k % 2]))),        # columns too
     "log_softmax": ([(5,), (4, 3)], lambda P, k: bv.log_softmax(v(P[k % 2]))),
     "pickneglogsoftmax": ([(5,)], lambda P, k: bv.pickneglogsoftmax(v(P[0]), (2 * k) % 5)),
+    # each instance allows other entries (one batch, a mask per row); the case picks an
+    # allowed one, the others being -inf
+    "log_softmax_restricted": ([(5,)], lambda P, k: bv.pick(
+        bv.log_softmax(v(P[0]), allowed=[[1], [2, 4], [3, 2, 1], [4]][k]), [1, 4, 2, 4][k])),
     "dropout": ([(6,)], lambda P, k: bv.dropout(v(P[0]), 0.4, seed=100 + k)),
     "lookup": ([], None),  # lookup tables need LookupParameters: see test_lookup_gradient
     # fused LSTM ops (batchviz/ops/lstm.py): hidden = 2, gates [i, f..., o, u]

@@ -147,10 +147,34 @@ def test_other_unsupported_uses():
     x = dy.inputVector([1.0, 2.0])
     with pytest.raises(RuntimeError, match=r"backward\(full=True\)"):
         x.gradient()
-    with pytest.raises(NotImplementedError, match="restrict"):
-        dy.log_softmax(x, restrict=[0])
-    with pytest.raises(NotImplementedError, match="ln_lstm"):
-        dy.VanillaLSTMBuilder(1, 2, 2, dy.ParameterCollection(), ln_lstm=True)
+
+
+def test_restricted_log_softmax_and_hinge_dim_say_what_is_wrong():
+    dy.renew_cg()
+    x = dy.inputVector([1.0, 2.0, 0.5])
+    assert dy.log_softmax(x, restrict=[0, 2]).npvalue()[1] == -np.inf
+    with pytest.raises(ValueError, match=r"allowed entries must be at least one of the 3"):
+        dy.log_softmax(x, restrict=[3])
+    with pytest.raises(ValueError, match="needs a vector"):
+        dy.log_softmax(dy.inputTensor(np.ones((3, 2))), restrict=[0])
+    with pytest.raises(ValueError, match="3 indices for the 2 columns"):
+        dy.hinge_dim(dy.inputTensor(np.ones((3, 2))), [0, 1, 2])
+    with pytest.raises(ValueError, match="needs a matrix"):
+        dy.hinge_dim(x, [0])
+
+
+def test_a_layer_normalized_lstm_is_built_of_dynet_ops():
+    """``VanillaLSTMBuilder(..., ln_lstm=True)`` (any true value, as DyNet reads it: a
+    course's program passes a class there by mistake) is the layer-normalized LSTM."""
+    pc = dy.ParameterCollection()
+    builder = dy.VanillaLSTMBuilder(1, 2, 3, pc, dy.LSTMBuilder)
+    from batchviz.dynet.lstm import LayerNormLSTMBuilder
+    assert isinstance(builder, LayerNormLSTMBuilder) and builder.spec[3] is True
+    dy.renew_cg()
+    out = builder.initial_state().transduce([dy.inputVector([1.0, -1.0])] * 2)[-1]
+    assert out.dim() == ((3,), 1) and np.all(np.isfinite(out.npvalue()))
+    ops = {op.name for op in dy.cg().graph.ops}
+    assert "lstm_step" not in ops and "sqrt" in ops   # the norms' standard deviations
 
 
 def test_set_recomputes_the_graph():
@@ -385,3 +409,23 @@ def test_an_expression_is_true_as_in_dynet():
     assert cached is product
     with pytest.raises(TypeError, match="no truth value"):
         bool(x.x)
+
+
+def test_a_gradient_that_is_not_finite_stops_the_update_as_in_dynet():
+    """With clipping on (DyNet's default) an update whose gradient norm is NaN or infinite
+    raises DyNet's error and changes no parameter; with clipping off it is DyNet's choice
+    too to go on."""
+    pc = dy.ParameterCollection()
+    p = pc.add_parameters(2)
+    p.set_value([1.0, -1.0])
+    trainer = dy.SimpleSGDTrainer(pc)
+    dy.renew_cg()
+    loss = dy.sum_elems(dy.sqrt(p))                       # sqrt(-1): NaN
+    with warns_on_numpy(bv.NumericsWarning, match="made NaN or infinity"):
+        loss.backward()
+    with pytest.raises(RuntimeError, match=r"Magnitude of gradient is bad: nan .*check_numerics"):
+        trainer.update()
+    assert p.as_array().tolist() == [1.0, -1.0]
+    trainer.set_clip_threshold(0)
+    trainer.update()                                       # DyNet updates without clipping
+    assert np.isnan(p.as_array()[1])

@@ -67,6 +67,8 @@ def _api_facts(dy) -> dict:
     sub = pc.add_subcollection("sub")
     c, E = sub.add_parameters(2), pc.add_lookup_parameters((5, 2))
     lstm = dy.VanillaLSTMBuilder(1, 2, 3, pc)
+    d = sub.add_parameters(1)                      # a sub-collection's, made after others
+    normed = dy.VanillaLSTMBuilder(1, 2, 3, pc, True)   # its gains and biases are pc's own
     a.set_value(np.arange(3.0))
     dy.renew_cg()
     x = dy.inputTensor(np.arange(6.0).reshape(2, 3))
@@ -76,6 +78,9 @@ def _api_facts(dy) -> dict:
         "names": [p.name() for p in (a, W1, W2, c, E)] + [sub.name(), pc.name()]
         + [p.name() for p in lstm.get_parameters()[0]],
         "counts": (len(pc.parameters_list()), len(pc.lookup_parameters_list())),
+        "in the order made": [p.name() for p in pc.parameters_list()]
+        + [p.name() for p in sub.parameters_list()] + [d.name()]
+        + [p.name() for layer in normed.get_parameters() for p in layer] + [normed.spec],
         "scalar": (s.value(), s.dim(), s.npvalue().shape, s.scalar_value()),
         "vector": (dy.tanh(a).value(), dy.tanh(a).dim()),
         "matrix": (type(x.value()).__name__, x.dim(), x.npvalue().tolist()),

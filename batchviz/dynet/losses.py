@@ -13,7 +13,7 @@ import numbers
 from ..ops import api as bv
 from . import graph as _graph
 from .arith import cmult
-from .dims import dims_of
+from .dims import dims_of, to_shape
 from .expression import Expression, add, as_expression
 from .inputs import random_bernoulli, random_normal
 from .shaping import transpose
@@ -32,14 +32,17 @@ def softmax(x, d: int = 0) -> Expression:
 
 
 def log_softmax(x, restrict=None) -> Expression:
-    """``log(softmax(x))`` of each column."""
-    if restrict is not None:
-        raise NotImplementedError("log_softmax(x, restrict=...): not supported by "
-                                  "batchviz.dynet; add a large negative constant to the "
-                                  "excluded scores (dy.inputVector) before log_softmax")
+    """``log(softmax(x))`` of each column. ``restrict``: a list of the entries of a vector
+    the softmax runs over, as in DyNet; the others are ``-inf`` (a parser's actions that
+    are not allowed in its state)."""
     x = as_expression(x, "log_softmax")
     node = x.x if x.x.shape else bv.reshape(x.x, (1,))
-    return Expression(bv.log_softmax(node), x.bd)
+    if restrict is None:
+        return Expression(bv.log_softmax(node), x.bd)
+    if x.bd != 1 or len(dims_of(x)) != 1:
+        raise ValueError(f"log_softmax(x, restrict=...) needs a vector, as in DyNet; got "
+                         f"dimension {x.dim()}")
+    return Expression(bv.log_softmax(node, allowed=restrict), 1)
 
 
 def pickneglogsoftmax(x, v) -> Expression:
@@ -61,10 +64,11 @@ def pickneglogsoftmax_batch(x, vs) -> Expression:
     vs = [int(v) for v in vs]
     if x.bd == 1 and len(vs) == 1:
         return pickneglogsoftmax(x, vs[0])
-    if len(vs) != x.bd or len(dims_of(x)) != 1:
+    dims = dims_of(x)
+    if len(vs) != x.bd or len(dims) != 1:
         raise ValueError(f"pickneglogsoftmax_batch: {len(vs)} classes for scores of "
                          f"dimension {x.dim()} (one vector of scores per instance)")
-    return Expression(bv.pickneglogsoftmax_columns(x.x, vs), x.bd)
+    return Expression(bv.pickneglogsoftmax_columns(to_shape(x, dims, x.bd), vs), x.bd)
 
 
 def hinge(x, index, m: float = 1.0) -> Expression:
@@ -87,6 +91,23 @@ def hinge_batch(x, indices, m: float = 1.0) -> Expression:
     if len(indices) != x.bd:
         raise ValueError(f"hinge_batch: {len(indices)} indices for a minibatch of {x.bd}")
     return Expression(bv.hinge(x.x, indices, m), x.bd)
+
+
+def hinge_dim(x, indices, d: int = 0, m: float = 1.0) -> Expression:
+    """The hinge loss of every column (``d = 0``; of every row, ``d = 1``) of a matrix,
+    ``indices[j]`` the right row of column ``j`` (the right column of row ``j``): a vector
+    of losses, as DyNet's ``hinge_dim``."""
+    x = as_expression(x, "hinge_dim")
+    dims = dims_of(x)
+    if x.bd != 1 or len(dims) != 2 or d not in (0, 1):
+        raise ValueError(f"hinge_dim needs a matrix (not a minibatch) and d = 0 or 1; got "
+                         f"dimension {x.dim()} and d = {d}")
+    indices = [int(i) for i in indices]
+    if len(indices) != dims[1 - d]:
+        raise ValueError(f"hinge_dim: {len(indices)} indices for the {dims[1 - d]} "
+                         f"{'columns' if d == 0 else 'rows'} of {x.dim()}")
+    scores = x.x if d == 0 else bv.transpose(x.x)
+    return Expression(bv.hinge(scores, indices, m), 1)
 
 
 def binary_log_loss(x, y) -> Expression:
@@ -146,5 +167,5 @@ def noise(x, stddev: float) -> Expression:
 
 
 __all__ = ["softmax", "log_softmax", "pickneglogsoftmax", "pickneglogsoftmax_batch", "hinge",
-           "hinge_batch", "binary_log_loss", "dropout", "dropout_dim", "dropout_batch",
+           "hinge_batch", "hinge_dim", "binary_log_loss", "dropout", "dropout_dim", "dropout_batch",
            "block_dropout", "noise"]

@@ -25,8 +25,10 @@ from .dims import to_shape
 from .expression import Expression, as_expression
 from .graph import rng
 from .initializers import GlorotInitializer
+from .arith import cmult, logistic, tanh
+from .reductions import layer_norm
 from .rnn import RNNBuilder, RNNState
-from .shaping import concatenate
+from .shaping import concatenate, pick_range
 
 
 class VanillaLSTMBuilder(RNNBuilder):
@@ -35,12 +37,16 @@ class VanillaLSTMBuilder(RNNBuilder):
     collection_name = "vanilla-lstm-builder"
     cells = True
 
+    def __new__(cls, layers: int, input_dim: int, hidden_dim: int, model, ln_lstm=False,
+                forget_bias: float = 1.0):
+        """With ``ln_lstm`` (any true value, as DyNet reads it) the builder is a
+        :class:`LayerNormLSTMBuilder`, whose steps are DyNet's own ops."""
+        if ln_lstm:
+            return LayerNormLSTMBuilder(layers, input_dim, hidden_dim, model, forget_bias)
+        return super().__new__(cls)
+
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model, ln_lstm=False,
                  forget_bias: float = 1.0):
-        if ln_lstm:
-            raise NotImplementedError("VanillaLSTMBuilder(ln_lstm=True): the layer-normalized "
-                                      "LSTM is not supported by batchviz.dynet; use "
-                                      "ln_lstm=False, or write the step with dy.layer_norm")
         super().__init__(layers, input_dim, hidden_dim, model)
         self.spec = (self.layers, self.input_dim, self.hidden_dim, False, float(forget_bias))
         H = self.hidden_dim
@@ -151,6 +157,62 @@ class VanillaLSTMBuilder(RNNBuilder):
 LSTMBuilder = VanillaLSTMBuilder
 
 
+class LayerNormLSTMBuilder(RNNBuilder):
+    """DyNet's ``VanillaLSTMBuilder(..., ln_lstm=True)``: the vanilla LSTM with layer
+    normalization (Ba et al., 2016) of the input's and the state's products and of the cell,
+    written with DyNet's ops as DyNet's ``lstm.cc`` writes it::
+
+        a = b + LN(W_x x; g_x, b_x) + LN(W_h h; g_h, b_h)      # [i, f, o, g] blocks
+        c = sigmoid(a_f + forget_bias) * c_prev + sigmoid(a_i) * tanh(a_g)
+        h = sigmoid(a_o) * tanh(LN(c; g_c, b_c))
+
+    Parameters per layer ``[W_x, W_h, b]`` in the builder's collection; the normalization's
+    gains (ones) and biases (zeros) ``g_h, b_h, g_x, b_x, g_c, b_c`` in the model the builder
+    was given, where DyNet puts them. A graph of a dozen nodes per step, as in DyNet: the
+    fused steps of :class:`VanillaLSTMBuilder` have no normalization."""
+
+    collection_name = "vanilla-lstm-builder"
+    cells = True
+
+    def __init__(self, layers: int, input_dim: int, hidden_dim: int, model,
+                 forget_bias: float = 1.0):
+        super().__init__(layers, input_dim, hidden_dim, model)
+        self.spec = (self.layers, self.input_dim, self.hidden_dim, True, float(forget_bias))
+        self.forget_bias = float(forget_bias)
+        H, add = self.hidden_dim, self.local.add_parameters
+        self._layer_params, self._norm_params = [], []
+        for i in range(self.layers):
+            self._layer_params.append([add((4 * H, self.input_dim if i == 0 else H)),
+                                       add((4 * H, H)), add((4 * H,), init=0.0)])
+            self._norm_params.append([model.add_parameters((size,), init=init)
+                                      for size, init in ((4 * H, 1.0), (4 * H, 0.0),
+                                                         (4 * H, 1.0), (4 * H, 0.0),
+                                                         (H, 1.0), (H, 0.0))])
+
+    @classmethod
+    def from_spec(cls, spec, model):
+        layers, input_dim, hidden_dim, _, forget_bias = spec
+        return cls(layers, input_dim, hidden_dim, model, forget_bias)
+
+    def _step(self, i, x, state):
+        Wx, Wh, b = self._layer_params[i]
+        gh, bh, gx, bx, gc, bc = self._norm_params[i]
+        h_prev, c_prev = (None, None) if state is None else state
+        x, h_prev = self._dropped(x, i, h_prev)
+        a = b + layer_norm(Wx * x, gx, bx)
+        if h_prev is not None:
+            a = a + layer_norm(Wh * h_prev, gh, bh)
+        H = self.hidden_dim
+        i_gate = logistic(pick_range(a, 0, H))
+        f_gate = pick_range(a, H, 2 * H)
+        f_gate = logistic(f_gate + self.forget_bias if self.forget_bias else f_gate)
+        o_gate = logistic(pick_range(a, 2 * H, 3 * H))
+        written = tanh(pick_range(a, 3 * H, 4 * H))
+        c = cmult(i_gate, written) if c_prev is None else (cmult(f_gate, c_prev)
+                                                           + cmult(i_gate, written))
+        return (cmult(o_gate, tanh(layer_norm(c, gc, bc))), c)
+
+
 class BiRNNBuilder:
     """A bidirectional RNN of ``num_layers`` layers: each a forward and a backward builder
     of ``hidden_dim / 2`` (DyNet's sizes: ``hidden_dim`` is the size of the concatenated
@@ -215,4 +277,5 @@ class BiRNNBuilder:
         return list(zip(fs, bs[::-1]))
 
 
-__all__ = ["VanillaLSTMBuilder", "LSTMBuilder", "BiRNNBuilder", "RNNState"]
+__all__ = ["VanillaLSTMBuilder", "LSTMBuilder", "LayerNormLSTMBuilder", "BiRNNBuilder",
+           "RNNState"]

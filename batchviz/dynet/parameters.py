@@ -226,8 +226,9 @@ class ParameterCollection:
         self._parent = parent
         self._model = parent._model if parent is not None else BatchvizModel()
         self._name = name
-        self._own: list = []         # parameters and lookup tables, in creation order
-        self._children: list = []
+        # its parameters and lookup tables and its sub-collections', in the order they were
+        # made (DyNet's parameters_list() order)
+        self._made: list = []
         self._counts: dict = {}      # names given so far -> how many times
 
     def _local_name(self, name) -> str:
@@ -243,7 +244,7 @@ class ParameterCollection:
         else:
             p = self._model.add_parameters(values.shape, init=values, name=full)
         stored = cls(p, full) if offset is None else cls(p, full, offset)
-        self._own.append(stored)
+        self._record(stored)
         return stored
 
     def add_parameters(self, dim, init=None, name="", device="", scale=1.0, mean=0.0,
@@ -287,20 +288,23 @@ class ParameterCollection:
         values hold beyond DyNet's (see the module's docstring)."""
         full = self._name + self._local_name(None)
         stored = Parameters(p, full) if offset is None else OffsetParameters(p, full, offset)
-        self._own.append(stored)
+        self._record(stored)
         return stored
 
     def add_subcollection(self, name=None) -> "ParameterCollection":
         child = ParameterCollection(self, self._name + self._local_name(name) + "/")
-        self._children.append(child)
         return child
 
     # --- what the collection holds ----------------------------------------------------------
+    def _record(self, stored) -> None:
+        """``stored`` is made: it belongs to this collection and to every one above it."""
+        collection = self
+        while collection is not None:
+            collection._made.append(stored)
+            collection = collection._parent
+
     def _all(self) -> list:
-        found = list(self._own)
-        for child in self._children:
-            found += child._all()
-        return found
+        return list(self._made)
 
     def parameters_list(self) -> list:
         return [p for p in self._all() if isinstance(p, Parameters)]

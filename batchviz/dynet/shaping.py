@@ -117,8 +117,8 @@ def concatenate(xs, d: int = 0) -> Expression:
         if nodes is not None:
             return Expression(bv.concatenate(nodes), xs[0].bd)
     xs, bd = _aligned(list(xs), "concatenate")
-    if d == 0 and all(x.bd == bd and x.x.shape and x.x.shape[1:] == xs[0].x.shape[1:]
-                      for x in xs):
+    if d == 0 and all(x.bd == bd and len(x.x.shape) > (bd > 1)
+                      and x.x.shape[1:] == xs[0].x.shape[1:] for x in xs):
         return Expression(bv.concatenate([x.x for x in xs]), bd)
     if bd == 1 and all(len(x.x.shape) == d for x in xs):  # vectors as columns: a new axis
         return Expression(bv.concatenate_axis([x.x for x in xs], d), 1)
@@ -132,7 +132,8 @@ def concatenate(xs, d: int = 0) -> Expression:
 def _rows_of(xs: list):
     """The batchviz nodes of ``xs`` when they are all plain expressions (no parameters or
     pending products) of the same minibatch size and the same dimensions after the first,
-    else None."""
+    else None. (A minibatch of scalars may be a ``(bd,)`` node, whose one axis is the
+    minibatch: not rows to concatenate.)"""
     if not xs or type(xs[0]) is not Expression:
         return None
     bd, nodes, tail = xs[0].bd, [], None
@@ -141,7 +142,7 @@ def _rows_of(xs: list):
             return None
         node = x.x
         shape = node.shape
-        if not shape:
+        if len(shape) <= (bd > 1):
             return None
         if tail is None:
             tail = shape[1:]

@@ -2,7 +2,9 @@
 
 They extend batchviz's :class:`~batchviz.nn.Trainer` (whose global-norm clipping is DyNet's:
 the gradients are scaled by ``threshold / norm`` when their norm exceeds the threshold, 5
-by default; ``set_clip_threshold(t)`` with ``t <= 0`` turns it off). An update applies the
+by default; ``set_clip_threshold(t)`` with ``t <= 0`` turns it off). With clipping on, a
+norm that is NaN or infinite stops the update with DyNet's error, "Magnitude of gradient
+is bad", before any parameter changes. An update applies the
 rule to every parameter of the collection whose ``is_updated()`` is true and clears its
 gradient. A lookup table is updated row by row, only on the rows that got a gradient, when
 sparse updates are on (DyNet's default; ``set_sparse_updates(False)`` updates whole
@@ -41,6 +43,12 @@ class Trainer(BatchvizTrainer):
             return
         scale = self._clip_scale([p._p._grad for p in params])
         if self.clip_threshold is not None:
+            if not bool(state.xp.isfinite(self.last_gradient_norm)):  # as DyNet: stop here
+                raise RuntimeError(
+                    f"Magnitude of gradient is bad: {float(self.last_gradient_norm)} (no "
+                    "parameter was updated; run the step inside `with bv.check_numerics():` "
+                    "(import batchviz as bv) to stop at the first batch that makes NaN or "
+                    "infinity, with its op and line)")
             clipped = (self.last_gradient_norm > self.clip_threshold) * 1  # (a count, not a bool)
             self._clips = clipped if self._clips is None else self._clips + clipped
         for p in params:

@@ -50,7 +50,6 @@ INSTEAD = {
     "poisson_loss": "dy.exp(log_lambda) - x * log_lambda (plus the constant log x!)",
     "huber_distance": "dy.squared_distance, or a composition with dy.abs and dy.bmin",
     "kmh_ngram": "dy.concatenate of dy.pick_range windows",
-    "hinge_dim": "dy.hinge_batch, or dy.hinge per column",
     "vanilla_lstm_gates": "dy.VanillaLSTMBuilder (its steps are fused nodes)",
     "vanilla_lstm_gates_concat": "dy.VanillaLSTMBuilder",
     "vanilla_lstm_gates_dropout": "dy.VanillaLSTMBuilder with set_dropout",

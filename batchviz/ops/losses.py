@@ -75,6 +75,39 @@ class LogSoftmax(Op):
         return [g - xp.exp(out) * g.sum(axis=1, keepdims=True)]
 
 
+class RestrictedLogSoftmax(Op):
+    """``log_softmax`` of a vector over some of its entries (``attrs``, the allowed ones);
+    the others are ``-inf``. A transition parser scores every action but may take only
+    those its state allows, and normalises over those (DyNet's ``log_softmax(x,
+    restrict)``). Nodes with different allowed entries batch together: the kernel masks
+    each row with its own."""
+
+    name = "log_softmax_restricted"
+
+    def infer_shape(self, shapes, attrs):
+        _vector_only(self, shapes)
+        if not attrs or not all(0 <= i < shapes[0][0] for i in attrs):
+            raise self.error(f"the allowed entries must be at least one of the {shapes[0][0]} "
+                             f"of the vector, got {list(attrs)}")
+        return shapes[0]
+
+    def _allowed(self, attrs, n: int, size: int):
+        mask = np.zeros((n, size), dtype=bool)
+        for row, allowed in enumerate(attrs):
+            mask[row, list(allowed)] = True
+        return backend.to_device_index(mask)  # (a boolean mask: kept as it is)
+
+    def forward(self, xp, ins, attrs, n):
+        x = ins[0]
+        return _log_softmax(xp, xp.where(self._allowed(attrs, n, x.shape[1]), x, -xp.inf))
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        # only the allowed entries take part: exp(out) is 0 at the others, and their
+        # gradient (of an output that is -inf) is not passed on
+        g = xp.where(self._allowed(attrs, n, g.shape[1]), g, 0.0)
+        return [g - xp.exp(out) * g.sum(axis=1, keepdims=True)]
+
+
 class PickNegLogSoftmax(Op):
     name = "pickneglogsoftmax"
 
@@ -178,6 +211,7 @@ class BinaryLogLoss(Op):
 
 _SOFTMAX = register(Softmax())
 _LOG_SOFTMAX = register(LogSoftmax())
+_RESTRICTED_LOG_SOFTMAX = register(RestrictedLogSoftmax())
 _PNLS = register(PickNegLogSoftmax())
 _HINGE = register(Hinge())
 _BINARY_LOG_LOSS = register(BinaryLogLoss())
@@ -189,9 +223,15 @@ def softmax(x):
     return build(_SOFTMAX, (x,))
 
 
-def log_softmax(x):
-    """``log(softmax(x))`` over the first axis, computed without overflow."""
-    return build(_LOG_SOFTMAX, (x,))
+def log_softmax(x, allowed=None):
+    """``log(softmax(x))`` over the first axis, computed without overflow. ``allowed``: the
+    entries of a vector the softmax runs over; the others are ``-inf``."""
+    if allowed is None:
+        return build(_LOG_SOFTMAX, (x,))
+    if isinstance(allowed, numbers.Integral) or any(
+            not isinstance(i, numbers.Integral) for i in allowed):
+        raise TypeError(f"log_softmax: allowed must be a list of ints, got {allowed!r}")
+    return build(_RESTRICTED_LOG_SOFTMAX, (x,), tuple(int(i) for i in allowed))
 
 
 def pickneglogsoftmax(x, index):

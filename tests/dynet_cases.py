@@ -21,7 +21,11 @@ def make_parameters(dy, pc, specs) -> list:
         values = values_for(spec, 100 + k)
         if isinstance(spec[0], str):
             p = pc.add_lookup_parameters(spec[1])
-            p.init_from_array(values)
+            if values.ndim > 2:   # (DyNet's init_from_array takes (rows, d) tables only; the
+                for row, v in enumerate(values):   # rows here are (1, ..., 1, d))
+                    p.init_row(row, [float(x) for x in v.ravel()])
+            else:
+                p.init_from_array(values)
         else:
             p = pc.add_parameters(spec)
             p.set_value(values)
@@ -168,6 +172,23 @@ OP_CASES = {
     "concatenate_cols": ([(3,), (3,)], lambda dy, P: dy.concatenate_cols([P[0], P[1], P[0]])),
     "concatenate_cols, batch": ([(4,)], lambda dy, P: dy.concatenate_cols(
         [batch(dy, XB), dy.cmult(P[0], batch(dy, XB))])),
+    # convolutions: "same" and "valid", strides, a bias; a CNN over a sentence's word vectors
+    # looked up from a table of (1, 1, d) rows, max-pooled over the words
+    "conv2d same": ([(3, 5, 2), (2, 3, 2, 3)], lambda dy, P: dy.conv2d(P[0], P[1], [1, 1],
+                                                                      is_valid=False)),
+    "conv2d_bias valid, strides": ([(5, 6, 2), (2, 3, 2, 3), (3,)], lambda dy, P: dy.conv2d_bias(
+        P[0], P[1], P[2], [2, 2], is_valid=True)),
+    "conv2d same, strides": ([(5, 6, 2), (3, 2, 2, 2)], lambda dy, P: dy.conv2d(
+        P[0], P[1], [2, 3], is_valid=False)),
+    "maxpooling2d valid": ([(4, 6, 2)], lambda dy, P: dy.maxpooling2d(P[0], [2, 2], [2, 2])),
+    "maxpooling2d same, overlapping": ([(5, 5, 3)], lambda dy, P: dy.maxpooling2d(
+        P[0], [3, 2], [2, 1], is_valid=False)),
+    "maxpooling2d of a matrix": ([(5, 4)], lambda dy, P: dy.maxpooling2d(P[0], [2, 3], [2, 2],
+                                                                         is_valid=False)),
+    "a CNN over looked-up words": ([("lookup", (6, 1, 1, 3)), (1, 2, 3, 4), (4,)],
+                                   lambda dy, P: dy.rectify(dy.reshape(dy.max_dim(
+                                       dy.conv2d_bias(dy.concatenate([P[0][w] for w in (1, 4, 2, 5)], d=1),
+                                                      P[1], P[2], (1, 1), is_valid=False), d=1), (4,)))),
     "pick": ([(5,)], lambda dy, P: dy.pick(P[0], 3)),
     "pick dim=1": ([(3, 4)], lambda dy, P: dy.pick(P[0], 2, 1)),
     "pick, batch": ([(4,)], lambda dy, P: dy.pick(dy.cmult(P[0], batch(dy, XB)), 1)),

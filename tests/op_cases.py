@@ -111,6 +111,16 @@ CASES = {
     "log_softmax_restricted": ([(5,)], lambda P, k: bv.pick(
         bv.log_softmax(v(P[0]), allowed=[[1], [2, 4], [3, 2, 1], [4]][k]), [1, 4, 2, 4][k])),
     "dropout": ([(6,)], lambda P, k: bv.dropout(v(P[0]), 0.4, seed=100 + k)),
+    # batches of two: a shared filter and bias ("same" padding), and filters and biases of
+    # the nodes' own ("valid"), with strides
+    "conv2d": ([(4, 5, 2), (3, 2, 2, 3), (3,), (2, 2, 2, 3)], lambda P, k: [
+        bv.conv2d(v(P[0]) * (1.0 + k), P[1], stride=(1, 2), valid=False, b=P[2]),
+        bv.conv2d(v(P[0]) * (1.0 + k), v(P[3]) * (1.0 - k), stride=(2, 1), valid=True,
+                  b=v(P[2]))][k % 2]),
+    # windows side by side ("valid"), and overlapping and padded ("same")
+    "maxpool2d": ([(5, 6, 2)], lambda P, k: [
+        bv.maxpool2d(v(P[0]) * (1.0 + k), (2, 2)),
+        bv.maxpool2d(v(P[0]) * (1.0 - k), (3, 2), stride=(2, 1), valid=False)][k % 2]),
     "lookup": ([], None),  # lookup tables need LookupParameters: see test_lookup_gradient
     # fused LSTM ops (batchviz/ops/lstm.py): hidden = 2, gates [i, f..., o, u]
     "lstm_gates": ([(8,), (8, 3), (3,), (8, 2), (2,), (3, 2), (2, 2)], lambda P, k: [

@@ -429,3 +429,24 @@ def test_a_gradient_that_is_not_finite_stops_the_update_as_in_dynet():
     trainer.set_clip_threshold(0)
     trainer.update()                                       # DyNet updates without clipping
     assert np.isnan(p.as_array()[1])
+
+
+def test_convolutions_say_what_is_wrong():
+    pc = dy.ParameterCollection()
+    F, b = pc.add_parameters((2, 2, 3, 4)), pc.add_parameters(4)
+    dy.renew_cg()
+    image = dy.inputTensor(np.ones((5, 5, 3)))
+    assert dy.conv2d_bias(image, F, b, [1, 1], is_valid=False).dim() == ((5, 5, 4), 1)
+    with pytest.raises(NotImplementedError, match="one expression per instance"):
+        dy.conv2d(dy.inputTensor(np.ones((5, 5, 3, 2)), batched=True), F, [1, 1])
+    with pytest.raises(ValueError, match="reads 3 channels but the input has 2"):
+        dy.conv2d(dy.inputTensor(np.ones((5, 5, 2))), F, [1, 1])
+    with pytest.raises(ValueError, match="stride must be two positive ints"):
+        dy.conv2d(image, F, [0, 1])
+    with pytest.raises(ValueError, match="window \\(6, 2\\) to fit"):
+        dy.maxpooling2d(image, [6, 2], [1, 1])
+    table = pc.add_lookup_parameters((7, 1, 1, 3))
+    assert table.shape() == (7, 1, 1, 3) and table[2].dim() == ((1, 1, 3), 1)
+    assert dy.lookup_batch(table, [1, 2]).dim() == ((1, 1, 3), 2)
+    with pytest.raises(NotImplementedError, match="look its rows up"):
+        table.x

@@ -161,7 +161,51 @@ def affine_transform(exprs) -> Expression:
     return esum([b] + products)
 
 
+def conv2d(x, f, stride, is_valid: bool = True) -> Expression:
+    """The 2-D convolution of ``x`` (``(H, W, C_in)``) by the filter ``f`` (``(kH, kW,
+    C_in, C_out)``), ``stride = [rows, columns]`` apart; ``is_valid``: only the windows
+    inside ``x`` ("VALID"), else ``x`` padded with zeros to ``ceil(H / s)`` outputs
+    ("SAME"). A correlation, as DyNet's (:mod:`batchviz.ops.conv`)."""
+    return _conv(x, f, None, stride, is_valid, "conv2d")
+
+
+def conv2d_bias(x, f, b, stride, is_valid: bool = True) -> Expression:
+    """:func:`conv2d` plus the bias ``b`` (``(C_out,)``) at every output position."""
+    return _conv(x, f, as_expression(b, "conv2d_bias"), stride, is_valid, "conv2d_bias")
+
+
+def maxpooling2d(x, ksize, stride, is_valid: bool = True) -> Expression:
+    """The maximum of every ``ksize = [rows, columns]`` window of every channel of ``x``
+    (``(H, W)`` or ``(H, W, C)``), windows ``stride`` apart, "VALID" or "SAME" as
+    :func:`conv2d`."""
+    x = as_expression(x, "maxpooling2d")
+    dims = dims_of(x)
+    if x.bd != 1:
+        raise NotImplementedError("maxpooling2d of a minibatch: build one expression per "
+                                  "instance and let autobatching batch them (--dynet-autobatch 1)")
+    if len(dims) not in (2, 3):
+        raise ValueError(f"maxpooling2d: the input must be (rows, columns) or (rows, columns, "
+                         f"channels), got {x.dim()}")
+    image = to_shape(x, dims + (1,) * (3 - len(dims)), 1)
+    pooled = bv.maxpool2d(image, tuple(ksize), tuple(stride), valid=bool(is_valid))
+    if len(dims) == 2:
+        pooled = bv.reshape(pooled, pooled.shape[:2])
+    return Expression(pooled, 1)
+
+
+def _conv(x, f, b, stride, is_valid, who: str) -> Expression:
+    x, f = as_expression(x, who), as_expression(f, who)
+    if x.bd != 1 or f.bd != 1 or (b is not None and b.bd != 1):
+        raise NotImplementedError(f"{who} of a minibatch: build one expression per instance "
+                                  "and let autobatching batch them (--dynet-autobatch 1)")
+    if len(dims_of(x)) != 3 or len(dims_of(f)) != 4:
+        raise ValueError(f"{who}: the input must be (rows, columns, channels) and the filter "
+                         f"(rows, columns, in channels, out channels), got {x.dim()} and {f.dim()}")
+    return Expression(bv.conv2d(x.x, f.x, stride=tuple(stride), valid=bool(is_valid),
+                                b=None if b is None else to_shape(b, dims_of(b), 1)), 1)
+
+
 __all__ = ["tanh", "logistic", "sigmoid", "rectify", "relu", "exp", "log", "square", "sqrt",
            "abs", "cube", "sin", "cos", "softsign", "log_sigmoid", "selu", "elu", "cmult", "cdiv",
            "pow", "bmax", "bmin", "colwise_add", "esum", "average", "emax", "logsumexp",
-           "affine_transform"]
+           "affine_transform", "conv2d", "conv2d_bias", "maxpooling2d"]

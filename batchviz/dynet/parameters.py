@@ -143,16 +143,49 @@ class OffsetParameters(Parameters):
 
 class LookupParameters(_Stored):
     """A lookup table: ``E[i]`` is row ``i``; ``E.batch(ids)`` a minibatch of rows. As an
-    expression it is DyNet's ``dim x rows`` matrix (the transpose of ``as_array()``)."""
+    expression it is DyNet's ``dim x rows`` matrix (the transpose of ``as_array()``).
 
-    __slots__ = ()
+    A row may be a tensor (``add_lookup_parameters((rows, 1, 1, d))``, a CNN's word
+    vectors as one-pixel images): batchviz's table holds each row flat, ``row_dims`` says
+    what a row is, and a looked-up row is reshaped to it."""
+
+    __slots__ = ("row_dims",)
+
+    def __init__(self, p, name: str, offset=None, row_dims: tuple | None = None):
+        super().__init__(p, name, offset)
+        self.row_dims = tuple(row_dims) if row_dims is not None else tuple(p.shape[1:])
 
     @property
     def x(self):
+        if len(self.row_dims) != 1:
+            raise NotImplementedError(f"a table of rows of {self.row_dims} as an expression: "
+                                      "look its rows up instead")
         return bv.transpose(self._p)
 
+    def _rows(self, node, batch: int = 1):
+        """A looked-up row (``batch``: a minibatch of rows, last) shaped as the table's."""
+        if len(self.row_dims) == 1:
+            return node
+        return bv.reshape(node, self.row_dims + ((batch,) if batch > 1 else ()))
+
     def __getitem__(self, i) -> Expression:
-        return Expression(bv.lookup(self._p, i), 1)
+        return Expression(self._rows(bv.lookup(self._p, i)), 1)
+
+    def shape(self) -> tuple:
+        return (self._p.shape[0],) + self.row_dims
+
+    def as_array(self) -> np.ndarray:
+        return super().as_array().reshape(self.shape())
+
+    def grad_as_array(self) -> np.ndarray:
+        return super().grad_as_array().reshape(self.shape())
+
+    def set_value(self, arr) -> None:
+        arr = np.asarray(arr, dtype=np.float64)
+        if arr.shape != self.shape():
+            raise ValueError(f"Shape of values and parameter don't match in set_value: "
+                             f"{arr.shape} != {self.shape()}")
+        self._p.set_value(arr.reshape(self._p.shape))
 
     def __len__(self) -> int:
         return self._p.shape[0]
@@ -191,7 +224,7 @@ def lookup(p: LookupParameters, index: int = 0, update: bool = True) -> Expressi
     """Row ``index`` of the table ``p``; ``update=False`` makes it a constant."""
     if not isinstance(p, LookupParameters):
         raise TypeError(f"lookup needs LookupParameters, got {type(p).__name__}")
-    row = Expression(bv.lookup(p._p, index), 1)
+    row = Expression(p._rows(bv.lookup(p._p, index)), 1)
     return row if update else Expression(bv.nobackprop(row.x), 1)
 
 
@@ -202,7 +235,7 @@ def lookup_batch(p: LookupParameters, indices, update: bool = True) -> Expressio
     indices = list(indices)
     if len(indices) == 1:
         return lookup(p, indices[0], update)
-    rows = Expression(bv.lookup_batch(p._p, indices), len(indices))
+    rows = Expression(p._rows(bv.lookup_batch(p._p, indices), len(indices)), len(indices))
     return rows if update else Expression(bv.nobackprop(rows.x), rows.bd)
 
 
@@ -239,11 +272,13 @@ class ParameterCollection:
 
     def _add(self, cls, values: np.ndarray, name, offset=None):
         full = self._name + self._local_name(name)
-        if cls is LookupParameters:
-            p = self._model.add_lookup_parameters(values.shape, init=values, name=full)
+        if cls is LookupParameters:  # (rows of tensors are held flat, see LookupParameters)
+            flat = values.reshape(values.shape[0], -1)
+            p = self._model.add_lookup_parameters(flat.shape, init=flat, name=full)
+            stored = LookupParameters(p, full, row_dims=values.shape[1:])
         else:
             p = self._model.add_parameters(values.shape, init=values, name=full)
-        stored = cls(p, full) if offset is None else cls(p, full, offset)
+            stored = cls(p, full) if offset is None else cls(p, full, offset)
         self._record(stored)
         return stored
 
@@ -263,9 +298,9 @@ class ParameterCollection:
         if isinstance(init, np.ndarray):
             return self.lookup_parameters_from_numpy(init, name=name)
         dims = (int(dim), 1) if isinstance(dim, numbers.Integral) else _dims(dim)
-        if len(dims) != 2:
-            raise NotImplementedError(f"add_lookup_parameters({dims}): batchviz.dynet tables "
-                                      "have rows of vectors, dim = (rows, d)")
+        if len(dims) < 2:
+            raise ValueError(f"add_lookup_parameters({dims}): a table needs its rows and what "
+                             "a row is, dim = (rows, d) or (rows, d1, d2, ...)")
         if isinstance(init, NumpyInitializer):
             raise ValueError("Do not use NumpyInitializer with add_lookup_parameters, use "
                              "lookup_parameters_from_numpy instead")
@@ -278,8 +313,9 @@ class ParameterCollection:
 
     def lookup_parameters_from_numpy(self, array, name="", device="") -> LookupParameters:
         array = np.array(array, dtype=np.float64)
-        if array.ndim != 2:
-            raise NotImplementedError("lookup_parameters_from_numpy: a (rows, d) array")
+        if array.ndim < 2:
+            raise ValueError("lookup_parameters_from_numpy: a (rows, d) or (rows, d1, d2, ...) "
+                             f"array, got shape {array.shape}")
         return self._add(LookupParameters, array, name or None)
 
     def adopt(self, p, offset=None) -> Parameters:

@@ -5,10 +5,6 @@ from __future__ import annotations
 
 #: DyNet's name -> what to use instead
 INSTEAD = {
-    "conv2d": "no program of batchviz's needs convolutions; unfold the patches by hand with "
-              "dy.select_cols and use matrix products",
-    "conv2d_bias": "see conv2d",
-    "maxpooling2d": "dy.max_dim over the pooled dimension",
     "filter1d_narrow": "matrix products over dy.select_cols windows",
     "kmax_pooling": "dy.max_dim (k = 1)",
     "fold_rows": "dy.reshape and dy.sum_dim",

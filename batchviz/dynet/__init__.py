@@ -18,7 +18,8 @@ differs; the design in brief:
   node is one node, and batched nodes batch with each other under autobatching: the paper's
   "manual batching with autobatching on top" (§4.1). ``explain`` counts each batched node
   once, with its full size.
-* **Parameters** (:mod:`.parameters`) are batchviz parameters under DyNet's names;
+* **Parameters** (:mod:`.parameters`) are batchviz parameters under DyNet's names, in
+  collections (:mod:`.collection`);
   initializers (:mod:`.initializers`) draw DyNet's distributions from the seeded generator.
 * **Builders**: ``VanillaLSTMBuilder`` runs on batchviz's fused LSTM steps (:mod:`.lstm`);
   the simple RNN, GRU and coupled LSTM are written with DyNet's ops (:mod:`.rnn`).
@@ -43,8 +44,9 @@ from .io import load, load_generator, save
 from .losses import *  # noqa: F401,F403
 from .losses import __all__ as _loss_names
 from .lstm import BiRNNBuilder, LSTMBuilder, VanillaLSTMBuilder
-from .parameters import (LookupParameters, Model, ParameterCollection, Parameters,
-                         const_parameter, lookup, lookup_batch, parameter)
+from .collection import Model, ParameterCollection
+from .parameters import (LookupParameters, Parameters, const_parameter, lookup, lookup_batch,
+                         parameter)
 from .reductions import *  # noqa: F401,F403
 from .reductions import __all__ as _reduction_names
 from .rnn import CoupledLSTMBuilder, GRUBuilder, RNNState, SimpleRNNBuilder

@@ -7,8 +7,8 @@ into a temporary worktree and times the two checkouts in turns, round after roun
 round in fresh processes: the agenda's training step on the synthetic task, the Tree-LSTM
 task and the overhead benchmark's 150k-node BiLSTM graph (construction, forward and
 backward of one minibatch), and the DyNet programs of ``python -m benchmarks dynet``
-under ``batchviz.dynet`` (``dynet_bilstm_tagger``, ``dynet_treelstm``,
-``dynet_rnnlm_batch``: their step, from the sentences per second each program prints;
+under ``batchviz.dynet`` (``dynet_bilstm_tagger``, ``dynet_treelstm``, ...: their step,
+from the sentences, pairs or images per second each program prints;
 ``--tasks`` picks some). It prints, per task, the median step of each side and the
 paired comparison of the rounds (:func:`~benchmarks.harness.paired_comparisons`): the
 median over rounds of old/new, a 95% interval for it, and in how many rounds the new code

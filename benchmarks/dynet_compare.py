@@ -1,14 +1,15 @@
 """``python -m benchmarks dynet``: DyNet programs under batchviz.dynet and under DyNet.
 
-Four programs of examples/dynet (the BiLSTM tagger, the Tree-LSTM written with DyNet's
-element-wise ops, the minibatched RNN language model, and the encoder-decoder with
-attention, whose nodes split into many small batches) run as they are, ``import
+Five programs of examples/dynet (the BiLSTM tagger, the Tree-LSTM written with DyNet's
+element-wise ops, the minibatched RNN language model, the encoder-decoder with attention,
+whose nodes split into many small batches, and the CNN on MNIST-like images, one image per
+expression) run as they are, ``import
 batchviz.dynet as dy``, with the agenda (``--dynet-autobatch 1``), and, where the real DyNet
 is installed, with that line changed to ``import dynet as dy`` and DyNet's autobatching
 (``--dynet-autobatch 1``). DyNet fixes its autobatch setting when it is imported, so every
 run is a fresh process; the runs alternate between the two, on the same data and the same
-sizes, and each program reports the sentences (pairs, for the encoder-decoder) per second
-of its timed steps (the first is not timed). The fastest of the rounds counts, as in the paper.
+sizes, and each program reports the sentences (pairs, images) per second of its timed steps
+(the first is not timed). The fastest of the rounds counts, as in the paper.
 
 Both run on one core: DyNet's CPU build is single-threaded, and NumPy's BLAS is pinned to
 one thread (``--threads`` changes both), so that the comparison is of the two runtimes and
@@ -39,8 +40,10 @@ FULL = {
                     "--data", "640", "--steps", "6"],
     "attention": ["--embed", "32", "--hidden", "32", "--attention", "32", "--batch", "16",
                   "--data", "320", "--steps", "6"],
+    "mnist": ["--conv", "--batch", "64", "--data", "640", "--steps", "6"],
 }
-QUICK = {name: ["--quick", "--steps", "3"] for name in FULL}
+QUICK = {name: ["--quick", "--steps", "3"] + [a for a in args if a == "--conv"]
+         for name, args in FULL.items()}
 RATE = re.compile(r"^\d+ \w+ in [\d.]+ s: ([\d.]+) (\w+)/s$", re.M)
 
 

@@ -283,14 +283,15 @@ def test_against_times_a_dynet_program_and_checks_its_tasks(capsys):
 
 
 def test_dynet_programs_quick(tmp_path, capsys):
-    """`python -m benchmarks dynet --quick`: the four programs under batchviz.dynet (and
+    """`python -m benchmarks dynet --quick`: the five programs under batchviz.dynet (and
     under DyNet, where it is installed), each with a rate."""
     import importlib.util
 
     out = tmp_path / "dynet.json"
     assert main(["dynet", "--quick", "--json", str(out)]) == 0
     payload = json.loads(out.read_text())
-    assert set(payload["results"]) == {"bilstm_tagger", "treelstm", "rnnlm_batch", "attention"}
+    assert set(payload["results"]) == {"bilstm_tagger", "treelstm", "rnnlm_batch", "attention",
+                                       "mnist"}
     with_dynet = importlib.util.find_spec("dynet") is not None
     for r in payload["results"].values():
         assert r["batchviz"] > 0

@@ -15,7 +15,7 @@ from batchviz.cli import main
 import batchviz.dynet as dy
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "examples" / "dynet"
-NAMES = ["bilstm_tagger", "treelstm", "rnnlm_batch", "xor", "rnnlm_transduce", "mnist_mlp",
+NAMES = ["bilstm_tagger", "treelstm", "rnnlm_batch", "xor", "rnnlm_transduce", "mnist",
          "attention"]
 IMPORT_LINE = "import batchviz.dynet as dy\n"
 
@@ -59,6 +59,23 @@ def test_batchviz_explain_explains_it(name, capsys):
     # a line of the program is named only when its nodes took more batches than they need
     for batches, needed in re.findall(r"in (\d+) batch(?:es)? \(their chain needs (\d+)\)", out):
         assert int(batches) > int(needed), out[-1500:]
+
+
+def test_the_cnn_on_mnist_learns_and_its_convolutions_batch(monkeypatch, capsys):
+    """``mnist.py --conv``: one image per expression, two convolution and pooling layers;
+    the loss falls, and every layer of the minibatch is one batch."""
+    losses = run_program("mnist", ["--quick", "--conv", "--steps", "10", "--dynet-autobatch",
+                                   "1", "--dynet-seed", "1"], monkeypatch)
+    assert len(losses) == 10 and sum(losses[-2:]) < sum(losses[:2]), losses
+    assert main(["explain", str(PROGRAMS / "mnist.py"), "--quick", "--conv", "--steps", "1",
+                 "--dynet-autobatch", "1"]) == 0
+    out = capsys.readouterr().out
+    rows = dict(re.findall(r"^(conv2d\S*|maxpool2d\S*) +(\d+ +[\d–]+ +\d+ +\d+ +\d+ +\d+)$",
+                           out, re.M))
+    assert len(rows) == 4, out[-2500:]   # two convolutions, two poolings
+    for counts in rows.values():
+        nodes, _, chain, _, _, agenda = counts.split()
+        assert int(agenda) == int(chain) == 1 and int(nodes) == 8   # the 8 images, one batch
 
 
 def test_explain_names_the_tree_lstm_lines_that_were_split_and_not_the_others(capsys):

@@ -167,5 +167,5 @@ def noise(x, stddev: float) -> Expression:
 
 
 __all__ = ["softmax", "log_softmax", "pickneglogsoftmax", "pickneglogsoftmax_batch", "hinge",
-           "hinge_batch", "hinge_dim", "binary_log_loss", "dropout", "dropout_dim", "dropout_batch",
-           "block_dropout", "noise"]
+           "hinge_batch", "hinge_dim", "binary_log_loss", "dropout", "dropout_dim",
+           "dropout_batch", "block_dropout", "noise"]

@@ -179,3 +179,19 @@ def test_any_arity_needs_one_gather():
 
     with pytest.raises(TypeError, match="only an op that reads all its arguments with one gather"):
         SignatureTable([]).intern(("test_loose_any_arity",), Loose())
+
+
+def test_convolutions_batch_by_image_size_and_say_their_strides_and_padding():
+    """Images of one size share a signature (the filter and bias, parameters, are shared
+    arguments); another size, stride or padding is another signature, named so."""
+    model = bv.Model(seed=0)
+    f, b = model.add_parameters((3, 2, 2, 3), name="F"), model.add_parameters(3, name="b")
+    with bv.Graph("agenda") as g:
+        same = [bv.conv2d(bv.input(np.ones((4, 5, 2))), f, stride=(1, 2), valid=False, b=b)
+                for _ in range(2)]
+        other = bv.conv2d(bv.input(np.ones((6, 5, 2))), f, stride=(1, 2), valid=False, b=b)
+        pooled = bv.maxpool2d(same[0], (2, 2))
+        sigs = [g.sigs[e.node] for e in same + [other]]
+        assert sigs[0] == sigs[1] != sigs[2]
+        assert g.signature_name(sigs[0]) == "conv2d-4x5x2-F#1-b#2-stride1x2-same"
+        assert g.signature_name(g.sigs[pooled.node]) == "maxpool2d-4x3x3-window2x2-stride2x2-valid"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numbers
 
+from ..signature import shape_text
 from .base import Op, register
 from ._build import build
 from .linalg import _factor_key
@@ -79,6 +80,13 @@ class Conv2D(Op):
             if is_shared:
                 shared.append(pos)
         return (self.name, *parts, attrs), tuple(shared)
+
+    def describe_signature(self, key, graph=None):
+        """``conv2d-4x5x2-F#1-b#2-stride1x2-same``: the input's shape, the filter (and
+        bias), the strides and the padding."""
+        sh, sw, valid = key[-1]
+        rest = super().describe_signature(key[:-1], graph)
+        return f"{rest}-stride{sh}x{sw}-{'valid' if valid else 'same'}"
 
     def _padded(self, xp, x, f_shape, attrs):
         sh, sw, valid = attrs
@@ -150,6 +158,12 @@ class MaxPool2D(Op):
 
     def signature(self, graph, args, attrs, shape):
         return (self.name, graph.shapes[args[0]], attrs), ()
+
+    def describe_signature(self, key, graph=None):
+        """``maxpool2d-4x3x3-window2x2-stride2x2-valid``."""
+        kH, kW, sh, sw, valid = key[2]
+        return (f"{self.name}-{shape_text(key[1])}-window{kH}x{kW}-stride{sh}x{sw}-"
+                f"{'valid' if valid else 'same'}")
 
     def _taps(self, xp, x, attrs):
         """``(padded input, index of each window's maximum (n, rows, cols, C), rows, cols,

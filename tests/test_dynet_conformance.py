@@ -70,6 +70,8 @@ def _api_facts(dy) -> dict:
     d = sub.add_parameters(1)                      # a sub-collection's, made after others
     normed = dy.VanillaLSTMBuilder(1, 2, 3, pc, True)   # its gains and biases are pc's own
     a.set_value(np.arange(3.0))
+    T = pc.add_lookup_parameters((3, 2, 3))          # rows that are matrices
+    T.init_row(1, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0])    # (column-major, as DyNet reads them)
     dy.renew_cg()
     x = dy.inputTensor(np.arange(6.0).reshape(2, 3))
     b = dy.inputTensor(np.arange(6.0).reshape(2, 3), batched=True)
@@ -89,6 +91,8 @@ def _api_facts(dy) -> dict:
         "parameter": (a.dim(), a.npvalue().tolist(), a.shape(), E.shape(), len(E),
                       E.npvalue().shape, E.as_array().shape),
         "lookup dims": (E[1].dim(), E.batch([0, 1, 4]).dim(), dy.lookup_batch(E, [2]).dim()),
+        "tensor rows": (T.shape(), T[1].dim(), T[1].npvalue().tolist(), T.as_array()[1].tolist(),
+                        T.batch([1, 0]).dim(), T.batch([1, 0]).npvalue()[:, :, 0].tolist()),
     }
 
 

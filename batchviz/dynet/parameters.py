@@ -183,8 +183,9 @@ class LookupParameters(_Stored):
         return lookup_batch(self, indices)
 
     def init_row(self, i: int, row) -> None:
+        """Row ``i`` from ``row``, a list of its values in DyNet's (column-major) order."""
         values = self.as_array()
-        values[int(i)] = np.asarray(row, dtype=np.float64).reshape(values.shape[1:])
+        values[int(i)] = np.asarray(row, dtype=np.float64).reshape(values.shape[1:], order="F")
         self.set_value(values)
 
     def init_from_array(self, arr) -> None:

@@ -11,8 +11,9 @@ zeros so that the output has ``ceil(H / sh)`` rows and ``ceil(W / sw)`` columns 
 the padding split as TensorFlow splits it (the odd row or column at the end).
 
 A batch's inputs are ``(n, H, W, C_in)``. The kernel takes every window of every input as
-a strided view of the padded inputs (no copy) and multiplies them with the filter in one
-``tensordot``: ``n`` sentences of a minibatch are one product. A filter or bias that is a
+a strided view of the padded inputs and multiplies them with the filter in one
+``tensordot`` (which copies the windows into its matrix once): ``n`` sentences of a
+minibatch are one product. A filter or bias that is a
 parameter is shared (its node in the signature, App. A), as matmul's ``W`` is; the inputs'
 shape is in the signature, so sentences of one length batch together.
 """

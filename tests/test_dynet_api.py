@@ -295,6 +295,12 @@ def test_dy_save_and_load_make_the_objects_again(tmp_path):
                                bi.transduce(xs)[-1].npvalue(), rtol=1e-6)
     with pytest.raises(NotImplementedError, match="never pickles"):
         dy.save(base, [object()])
+    normed = dy.VanillaLSTMBuilder(1, 3, 4, pc, ln_lstm=True)   # as DyNet: its collection's
+    dy.save(base, [normed])                                      # W_x, W_h, b are saved
+    (normed2,) = dy.load(base, dy.ParameterCollection())
+    assert normed2.spec == normed.spec
+    for p, q in zip(normed.get_parameters()[0], normed2.get_parameters()[0]):
+        np.testing.assert_array_equal(p.as_array(), q.as_array())
 
 
 def test_populate_refuses_a_file_of_another_model(tmp_path):

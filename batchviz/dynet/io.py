@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 
 from . import files
-from .lstm import BiRNNBuilder, VanillaLSTMBuilder
+from .lstm import BiRNNBuilder, LayerNormLSTMBuilder, VanillaLSTMBuilder
 from .parameters import LookupParameters, Parameters
 from .rnn import CoupledLSTMBuilder, GRUBuilder, SimpleRNNBuilder
 
 #: the builders ``save`` can describe, by the name in the ``.meta`` file
-BUILDERS = {cls.__name__: cls for cls in (VanillaLSTMBuilder, CoupledLSTMBuilder, GRUBuilder,
-                                          SimpleRNNBuilder, BiRNNBuilder)}
+BUILDERS = {cls.__name__: cls for cls in (VanillaLSTMBuilder, LayerNormLSTMBuilder,
+                                          CoupledLSTMBuilder, GRUBuilder, SimpleRNNBuilder,
+                                          BiRNNBuilder)}
 
 
 def _builder_spec(obj) -> list:

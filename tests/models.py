@@ -128,6 +128,19 @@ def load_tutorial_graphs():
     return module
 
 
+_TUTORIAL = load_tutorial_graphs()
+
+#: the course exercises' graphs, each built under the default strategy (``build()[0]`` is
+#: the graph): where the twins of an algorithm must agree beyond random graphs
+TUTORIAL_GRAPHS = {
+    "figure1-extended": lambda: _TUTORIAL.figure1_extended(),
+    "tree-lstm": lambda: _TUTORIAL.tree_lstm(n_trees=24, max_leaves=20),
+    "parser": lambda: _TUTORIAL.parser(n_sentences=3),
+    "mixed-ops": lambda: _TUTORIAL.mixed_ops(),
+    "random-dag": lambda: _TUTORIAL.random_dag(seed=5, n_ops=120),
+}
+
+
 def lstm_models_loss(seed: int = 0):
     """A BiLSTM over sentences of lengths 5, 5, 5 and 3 and a Tree-LSTM over two random
     trees, built with batchviz.nn in the current graph: the graph has ``lstm_step`` nodes,

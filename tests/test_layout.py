@@ -24,7 +24,7 @@ from batchviz.schedule.layout_arrays import lay_out_flat
 from batchviz.schedule.lookahead import LookaheadBatching, batch_lower_bound
 from batchviz.trace.record import snapshot_plan
 
-from models import load_tutorial_graphs, lstm_models_loss, mixed_graph
+from models import TUTORIAL_GRAPHS, load_tutorial_graphs, lstm_models_loss, mixed_graph
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the benchmarks package
 
@@ -103,13 +103,6 @@ def test_the_walk_a_batch_at_a_time_equals_the_node_loop(params):
     assert_twins_agree(PendingView(mixed_graph(*params)))
 
 
-TUTORIAL_GRAPHS = {
-    "figure1-extended": lambda: G.figure1_extended(),
-    "tree-lstm": lambda: G.tree_lstm(n_trees=24, max_leaves=20),
-    "parser": lambda: G.parser(n_sentences=3),
-    "mixed-ops": lambda: G.mixed_ops(),
-    "random-dag": lambda: G.random_dag(seed=5, n_ops=120),
-}
 
 
 @pytest.mark.parametrize("name", sorted(TUTORIAL_GRAPHS))

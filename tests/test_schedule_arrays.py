@@ -27,7 +27,7 @@ from batchviz.schedule.vectorized import _same_or_minus_one, agenda_batches, dep
 from batchviz.signature import size_of
 from batchviz.trace.record import snapshot_plan
 
-from models import load_tutorial_graphs, lstm_models_loss, mixed_graph
+from models import TUTORIAL_GRAPHS, load_tutorial_graphs, lstm_models_loss, mixed_graph
 
 SETTINGS = settings(max_examples=30, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -40,13 +40,6 @@ G = load_tutorial_graphs()
 
 graph_params = st.tuples(st.integers(0, 10**6), st.integers(1, 8), st.booleans())
 
-TUTORIAL_GRAPHS = {
-    "figure1": lambda: G.figure1_extended(),
-    "tree-lstm": lambda: G.tree_lstm(n_trees=24, max_leaves=20),
-    "parser": lambda: G.parser(n_sentences=3),
-    "mixed-ops": lambda: G.mixed_ops(),
-    "random-dag": lambda: G.random_dag(seed=5, n_ops=120),
-}
 
 
 def tutorial_graph(name):
@@ -289,7 +282,7 @@ def test_large_batches_are_scheduled_a_batch_at_a_time():
     deep = PendingView(long_rnn)
     assert len(deep) >= AgendaBatching.BATCHED_MIN_NODES
     assert not AgendaBatching().large_batches(deep)
-    small = PendingView(tutorial_graph("figure1"))
+    small = PendingView(tutorial_graph("figure1-extended"))
     assert not AgendaBatching().large_batches(small)
 
 
@@ -393,7 +386,7 @@ def test_flat_schedule_follows_an_overridden_schedule():
         def schedule(self, view):
             return super().schedule(view)[::-1]
 
-    view = PendingView(tutorial_graph("figure1"))
+    view = PendingView(tutorial_graph("figure1-extended"))
     assert flat_schedule(Reversed(), view).batches() == Reversed().schedule(view)
     assert flat_schedule(DepthBatching(), view).batches() == DepthBatching().schedule(view)
 

@@ -112,3 +112,16 @@ def page(request, chromium_browser, jupyterlab_server):
             print("--- browser console (last 50) ---\n" + "\n".join(console[-50:]))
             print(f"--- jupyter server log: {jupyterlab_server.log_path}")
         context.close()
+
+
+@pytest.fixture(scope="module")
+def fig1_traces():
+    """The depth and agenda traces of Figure 1 that the notebook and the window show (same
+    builder, same seed)."""
+    import batchviz as bv
+    from batchviz.examples import figure1
+
+    graph, loss, _ = figure1("agenda")
+    out = {name: bv.trace(loss, name) for name in ("depth", "agenda")}
+    graph.finish()
+    return out

@@ -29,15 +29,6 @@ def _expect():
     return expect
 
 
-@pytest.fixture(scope="module")
-def traces():
-    """The Figure 1 traces the notebook shows (same builder, same seed)."""
-    graph, loss, _ = figure1("agenda")
-    out = {name: bv.trace(loss, name) for name in ("depth", "agenda")}
-    graph.finish()
-    return out
-
-
 def _batch_keys(trace, step: int) -> list:
     return sorted(f"n{i}" for i in trace.steps[step].batch) if step < len(trace.steps) else []
 
@@ -75,7 +66,7 @@ def _readout(root) -> int:
 
 
 # --- JupyterLab --------------------------------------------------------------------------
-def test_figure1_notebook_steps_plays_and_compares(page, jupyterlab_server, traces):
+def test_figure1_notebook_steps_plays_and_compares(page, jupyterlab_server, fig1_traces):
     expect = _expect()
     name = jupyterlab_server.add(NOTEBOOK)
     open_notebook(page, name)
@@ -85,7 +76,7 @@ def test_figure1_notebook_steps_plays_and_compares(page, jupyterlab_server, trac
     steppers = page.locator(".bv-stepper")
     expect(steppers).to_have_count(5)  # depth, agenda, the two panes of compare, greedy
     depth = steppers.nth(0)
-    _check_step(depth, traces["depth"], 0)
+    _check_step(depth, fig1_traces["depth"], 0)
     assert _shown_batch(depth) == ["n0", "n19", "n39"]  # the three zero vectors
     svg_before = depth.locator(".bv-graph svg").inner_html()
     _shot(page, "stepper-01-depth-step0", depth)
@@ -93,12 +84,12 @@ def test_figure1_notebook_steps_plays_and_compares(page, jupyterlab_server, trac
     # --- forward twice, back once: the kernel redraws the picture and the table ----------
     forward = depth.locator("button.bv-step-forward")
     forward.click()
-    _check_step(depth, traces["depth"], 1)
+    _check_step(depth, fig1_traces["depth"], 1)
     assert len(_shown_batch(depth)) == 9  # all nine input vectors in one batch
     forward.click()
-    _check_step(depth, traces["depth"], 2)
+    _check_step(depth, fig1_traces["depth"], 2)
     depth.locator("button.bv-step-back").click()
-    _check_step(depth, traces["depth"], 1)
+    _check_step(depth, fig1_traces["depth"], 1)
     assert depth.locator(".bv-graph svg").inner_html() != svg_before
     assert _readout(depth) == 1
     _shot(page, "stepper-02-depth-step1", depth)
@@ -114,7 +105,7 @@ def test_figure1_notebook_steps_plays_and_compares(page, jupyterlab_server, trac
     expect(depth.locator(".bv-play button:has(i.fa-play)")).to_be_visible()
     value = _readout(depth)
     assert value >= 5
-    _check_step(depth, traces["depth"], value)
+    _check_step(depth, fig1_traces["depth"], value)
     _shot(page, "stepper-03-depth-after-play", depth)
 
     # --- compare: starts at step 12, where depth runs the short sequence's output alone ---
@@ -124,22 +115,22 @@ def test_figure1_notebook_steps_plays_and_compares(page, jupyterlab_server, trac
     expect(summary).to_have_count(2)
     expect(summary.nth(0)).to_contain_text("1 \u00d7 matmul\u00b7U")
     expect(summary.nth(1)).to_contain_text("2 \u00d7 matmul\u00b7W")
-    _check_step(panes[0], traces["depth"], 12)
-    _check_step(panes[1], traces["agenda"], 12)
+    _check_step(panes[0], fig1_traces["depth"], 12)
+    _check_step(panes[1], fig1_traces["agenda"], 12)
     _shot(page, "stepper-04-compare-step12", cmp)
 
     # linked: stepping the agenda pane moves the depth pane too
     panes[1].locator("button.bv-step-forward").click()
-    _check_step(panes[1], traces["agenda"], 13)
-    _check_step(panes[0], traces["depth"], 13)
+    _check_step(panes[1], fig1_traces["agenda"], 13)
+    _check_step(panes[0], fig1_traces["depth"], 13)
     # unlinked: each pane on its own
     link = cmp.locator("button.bv-link")
     expect(link).to_have_class(re.compile(r"\bmod-active\b"))
     link.click()
     expect(link).not_to_have_class(re.compile(r"\bmod-active\b"), timeout=WAIT_MS)
     panes[1].locator("button.bv-step-forward").click()
-    _check_step(panes[1], traces["agenda"], 14)
-    _check_step(panes[0], traces["depth"], 13)
+    _check_step(panes[1], fig1_traces["agenda"], 14)
+    _check_step(panes[0], fig1_traces["depth"], 13)
     expect(summary.nth(0)).to_contain_text("13")
     _shot(page, "stepper-05-compare-unlinked", cmp)
     assert_no_widget_errors(page)
@@ -163,7 +154,7 @@ def static_page(request, chromium_browser):
     context.close()
 
 
-def test_saved_stepper_page_steps_and_plays_offline(static_page, tmp_path, traces):
+def test_saved_stepper_page_steps_and_plays_offline(static_page, tmp_path, fig1_traces):
     expect = _expect()
     graph, loss, _ = figure1("agenda")
     path = bv.Stepper(loss, "agenda").save_html(tmp_path / "agenda.html")
@@ -171,7 +162,7 @@ def test_saved_stepper_page_steps_and_plays_offline(static_page, tmp_path, trace
     page = static_page
     page.goto(path.as_uri())
     root = page.locator(".bv-pane-0")
-    t = traces["agenda"]
+    t = fig1_traces["agenda"]
     _check_step(root, t, 0)
     expect(root.locator(".bv-step-label")).to_have_text(f"0/{len(t)}")
     expect(root.locator("button.bv-step-back")).to_be_disabled()
@@ -212,7 +203,7 @@ def test_saved_stepper_page_steps_and_plays_offline(static_page, tmp_path, trace
     assert page.bv_errors == []
 
 
-def test_saved_compare_page_links_and_unlinks(static_page, tmp_path, traces):
+def test_saved_compare_page_links_and_unlinks(static_page, tmp_path, fig1_traces):
     expect = _expect()
     graph, loss, _ = figure1("agenda")
     path = bv.compare(loss, "depth", "agenda").save_html(tmp_path / "compare.html")
@@ -224,8 +215,8 @@ def test_saved_compare_page_links_and_unlinks(static_page, tmp_path, traces):
     expect(link).to_be_checked()
 
     depth.locator("input.bv-slider").fill("12")
-    _check_step(depth, traces["depth"], 12)
-    _check_step(agenda, traces["agenda"], 12)  # linked: followed
+    _check_step(depth, fig1_traces["depth"], 12)
+    _check_step(agenda, fig1_traces["agenda"], 12)  # linked: followed
     rows = page.locator("table.bv-summary tbody tr")
     expect(rows.nth(0)).to_contain_text("1 \u00d7 matmul\u00b7U")
     expect(rows.nth(1)).to_contain_text("2 \u00d7 matmul\u00b7W")
@@ -233,14 +224,14 @@ def test_saved_compare_page_links_and_unlinks(static_page, tmp_path, traces):
 
     link.uncheck()
     agenda.locator("button.bv-step-forward").click()
-    _check_step(agenda, traces["agenda"], 13)
-    _check_step(depth, traces["depth"], 12)  # unlinked: stays
+    _check_step(agenda, fig1_traces["agenda"], 13)
+    _check_step(depth, fig1_traces["depth"], 12)  # unlinked: stays
     # linking again brings the second pane to the first pane's step
     link.check()
-    _check_step(agenda, traces["agenda"], 12)
+    _check_step(agenda, fig1_traces["agenda"], 12)
     # past the agenda's last step the shorter pane stops at its end
     depth.locator("input.bv-slider").fill("27")
-    _check_step(depth, traces["depth"], 27)
-    expect(agenda.locator(".bv-step-label")).to_have_text(f"{len(traces['agenda'])}/{len(traces['agenda'])}")
+    _check_step(depth, fig1_traces["depth"], 27)
+    expect(agenda.locator(".bv-step-label")).to_have_text(f"{len(fig1_traces['agenda'])}/{len(fig1_traces['agenda'])}")
     screenshot(page, "static-05-compare-depth27")
     assert page.bv_errors == []

@@ -108,14 +108,6 @@ def laptop(request, chromium_browser, jupyterlab_server):
     context.close()
 
 
-@pytest.fixture(scope="module")
-def fig1_traces():
-    graph, loss, _ = figure1("agenda")
-    out = {s: bv.trace(loss, s) for s in ("depth", "agenda")}
-    graph.finish()
-    return out
-
-
 def test_every_widget_fits_a_laptop_with_the_sidebar_open(laptop, jupyterlab_server, tmp_path,
                                                           fig1_traces):
     expect = _expect()

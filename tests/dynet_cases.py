@@ -68,6 +68,9 @@ def positive(dy, p):
 
 X4 = [0.3, -1.2, 0.8, 2.0]
 XB = np.arange(12, dtype=np.float32).reshape(4, 3) / 7.0 - 0.6   # four rows, three instances
+#: three images (4, 5, 2), and two (5, 4) matrices as a list of arrays (DyNet: a minibatch)
+IMAGES = np.cos(np.arange(120, dtype=np.float32)).reshape(4, 5, 2, 3)
+MATRICES = [np.sin(np.arange(20, dtype=np.float32) + k).reshape(5, 4) for k in range(2)]
 
 #: name -> (parameter specs, build)
 OP_CASES = {
@@ -185,6 +188,15 @@ OP_CASES = {
         P[0], [3, 2], [2, 1], is_valid=False)),
     "maxpooling2d of a matrix": ([(5, 4)], lambda dy, P: dy.maxpooling2d(P[0], [2, 3], [2, 2],
                                                                          is_valid=False)),
+    "conv2d_bias of a minibatch, same": ([(4, 5, 2), (3, 2, 2, 3), (3,)], lambda dy, P: dy.conv2d_bias(
+        dy.cmult(P[0], batch(dy, IMAGES)), P[1], P[2], [1, 2], is_valid=False)),
+    "conv2d of a minibatch, valid": ([(4, 5, 2), (2, 2, 2, 3)], lambda dy, P: dy.conv2d(
+        dy.cmult(P[0], batch(dy, IMAGES)), P[1], [2, 1])),
+    "maxpooling2d of a minibatch": ([(4, 5, 2)], lambda dy, P: dy.maxpooling2d(
+        dy.cmult(P[0], batch(dy, IMAGES)), [2, 2], [2, 1], is_valid=False)),
+    "conv2d and maxpooling2d of a list of matrices": ([(5, 4), (3, 3, 1, 2)], lambda dy, P: dy.maxpooling2d(
+        dy.conv2d(dy.cmult(P[0], dy.inputTensor(MATRICES)), P[1], [1, 1], is_valid=False),
+        [2, 2], [2, 2])),
     "a CNN over looked-up words": ([("lookup", (6, 1, 1, 3)), (1, 2, 3, 4), (4,)],
                                    lambda dy, P: dy.rectify(dy.reshape(dy.max_dim(
                                        dy.conv2d_bias(dy.concatenate([P[0][w] for w in (1, 4, 2, 5)], d=1),
@@ -236,6 +248,10 @@ OP_CASES = {
     "pickneglogsoftmax": ([(5,)], lambda dy, P: dy.pickneglogsoftmax(P[0], 2)),
     "pickneglogsoftmax_batch": ([(4,)], lambda dy, P: dy.pickneglogsoftmax_batch(
         dy.cmult(P[0], batch(dy, XB)), [3, 0, 1])),
+    # scores in a column (n, 1), as a network that reshapes its input to a column has them
+    "pickneglogsoftmax of a column": ([(5, 1)], lambda dy, P: dy.pickneglogsoftmax(P[0], 2)),
+    "pickneglogsoftmax_batch of columns": ([(4, 1)], lambda dy, P: dy.pickneglogsoftmax_batch(
+        dy.cmult(P[0], dy.reshape(batch(dy, XB), (4, 1), batch_size=3)), [3, 0, 1])),
     "hinge": ([(5,)], lambda dy, P: dy.hinge(P[0], 1)),
     "hinge margin": ([(5,)], lambda dy, P: dy.hinge(P[0], 4, 0.3)),
     "hinge_batch": ([(4,)], lambda dy, P: dy.hinge_batch(dy.cmult(P[0], batch(dy, XB)), [3, 0, 1])),

@@ -121,6 +121,14 @@ CASES = {
     "maxpool2d": ([(5, 6, 2)], lambda P, k: [
         bv.maxpool2d(v(P[0]) * (1.0 + k), (2, 2)),
         bv.maxpool2d(v(P[0]) * (1.0 - k), (3, 2), stride=(2, 1), valid=False)][k % 2]),
+    # three images per node (a DyNet minibatch): shared and own filters, as above
+    "conv2d of several images": ([(4, 5, 2, 3), (3, 2, 2, 3), (3,), (2, 2, 2, 3)], lambda P, k: [
+        bv.conv2d(v(P[0]) * (1.0 + k), P[1], stride=(1, 2), valid=False, b=P[2]),
+        bv.conv2d(v(P[0]) * (1.0 + k), v(P[3]) * (1.0 - k), stride=(2, 1), valid=True,
+                  b=v(P[2]))][k % 2]),
+    "maxpool2d of several images": ([(5, 6, 2, 3)], lambda P, k: [
+        bv.maxpool2d(v(P[0]) * (1.0 + k), (2, 2)),
+        bv.maxpool2d(v(P[0]) * (1.0 - k), (3, 2), stride=(2, 1), valid=False)][k % 2]),
     "lookup": ([], None),  # lookup tables need LookupParameters: see test_lookup_gradient
     # fused LSTM ops (batchviz/ops/lstm.py): hidden = 2, gates [i, f..., o, u]
     "lstm_gates": ([(8,), (8, 3), (3,), (8, 2), (2,), (3, 2), (2, 2)], lambda P, k: [

@@ -443,8 +443,12 @@ def test_convolutions_say_what_is_wrong():
     dy.renew_cg()
     image = dy.inputTensor(np.ones((5, 5, 3)))
     assert dy.conv2d_bias(image, F, b, [1, 1], is_valid=False).dim() == ((5, 5, 4), 1)
-    with pytest.raises(NotImplementedError, match="one expression per instance"):
-        dy.conv2d(dy.inputTensor(np.ones((5, 5, 3, 2)), batched=True), F, [1, 1])
+    images = dy.inputTensor(np.ones((5, 5, 3, 2)), batched=True)     # a minibatch of two
+    assert dy.maxpooling2d(dy.conv2d(images, F, [1, 1]), [2, 2], [2, 2]).dim() == ((2, 2, 4), 2)
+    matrices = dy.inputTensor([np.ones((5, 4)), np.zeros((5, 4))])  # (H, W): one channel
+    assert dy.maxpooling2d(matrices, [2, 2], [1, 1]).dim() == ((4, 3), 2)
+    with pytest.raises(NotImplementedError, match="minibatch of filters"):
+        dy.conv2d(image, dy.inputTensor(np.ones((2, 2, 3, 4, 2)), batched=True), [1, 1])
     with pytest.raises(ValueError, match="reads 3 channels but the input has 2"):
         dy.conv2d(dy.inputTensor(np.ones((5, 5, 2))), F, [1, 1])
     with pytest.raises(ValueError, match="stride must be two positive ints"):

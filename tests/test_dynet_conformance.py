@@ -76,7 +76,12 @@ def _api_facts(dy) -> dict:
     x = dy.inputTensor(np.arange(6.0).reshape(2, 3))
     b = dy.inputTensor(np.arange(6.0).reshape(2, 3), batched=True)
     s = dy.scalarInput(2.5)
+    images = [np.arange(6.0).reshape(2, 3) + 10 * i for i in range(4)]   # a list of arrays:
+    listed, unflagged = dy.inputTensor(images, batched=True), dy.inputTensor(images)  # a batch
     return {
+        "list of arrays": (listed.dim(), listed.npvalue().tolist(), unflagged.dim(),
+                           dy.inputTensor([np.ones(2), np.zeros(2)]).dim(),
+                           dy.inputTensor([[1.0, 2.0], [3.0, 4.0]], batched=True).dim()),
         "names": [p.name() for p in (a, W1, W2, c, E)] + [sub.name(), pc.name()]
         + [p.name() for p in lstm.get_parameters()[0]],
         "counts": (len(pc.parameters_list()), len(pc.lookup_parameters_list())),

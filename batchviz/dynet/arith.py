@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import reduce
 
 from ..ops import api as bv
-from .dims import combine_dims, dims_of, to_shape
+from .dims import combine_dims, dims_of, layout, to_shape
 from .expression import Affine, Expression, add, as_expression, elementwise, matmul
 
 
@@ -162,8 +162,9 @@ def affine_transform(exprs) -> Expression:
 
 
 def conv2d(x, f, stride, is_valid: bool = True) -> Expression:
-    """The 2-D convolution of ``x`` (``(H, W, C_in)``) by the filter ``f`` (``(kH, kW,
-    C_in, C_out)``), ``stride = [rows, columns]`` apart; ``is_valid``: only the windows
+    """The 2-D convolution of ``x`` (``(H, W, C_in)``, or ``(H, W)``: one channel; or a
+    minibatch of them) by the filter ``f`` (``(kH, kW, C_in, C_out)``), ``stride = [rows,
+    columns]`` apart; ``is_valid``: only the windows
     inside ``x`` ("VALID"), else ``x`` padded with zeros to ``ceil(H / s)`` outputs
     ("SAME"). A correlation, as DyNet's (:mod:`batchviz.ops.conv`)."""
     return _conv(x, f, None, stride, is_valid, "conv2d")
@@ -176,33 +177,38 @@ def conv2d_bias(x, f, b, stride, is_valid: bool = True) -> Expression:
 
 def maxpooling2d(x, ksize, stride, is_valid: bool = True) -> Expression:
     """The maximum of every ``ksize = [rows, columns]`` window of every channel of ``x``
-    (``(H, W)`` or ``(H, W, C)``), windows ``stride`` apart, "VALID" or "SAME" as
-    :func:`conv2d`."""
+    (``(H, W)`` or ``(H, W, C)``, or a minibatch of them), windows ``stride`` apart,
+    "VALID" or "SAME" as :func:`conv2d`."""
     x = as_expression(x, "maxpooling2d")
-    dims = dims_of(x)
-    if x.bd != 1:
-        raise NotImplementedError("maxpooling2d of a minibatch: build one expression per "
-                                  "instance and let autobatching batch them (--dynet-autobatch 1)")
-    if len(dims) not in (2, 3):
-        raise ValueError(f"maxpooling2d: the input must be (rows, columns) or (rows, columns, "
-                         f"channels), got {x.dim()}")
-    image = to_shape(x, dims + (1,) * (3 - len(dims)), 1)
+    image = _image(x, "maxpooling2d")
     pooled = bv.maxpool2d(image, tuple(ksize), tuple(stride), valid=bool(is_valid))
-    if len(dims) == 2:
-        pooled = bv.reshape(pooled, pooled.shape[:2])
-    return Expression(pooled, 1)
+    if len(dims_of(x)) == 2:
+        pooled = bv.reshape(pooled, layout(pooled.shape[:2], x.bd))
+    return Expression(pooled, x.bd)
+
+
+def _image(x: Expression, who: str):
+    """The batchviz node of ``x``, a DyNet image ``(H, W)`` or ``(H, W, C)`` (a matrix is
+    one channel), as ``(H, W, C)``, or ``(H, W, C, bd)`` for a minibatch of images (the
+    instances last, as batchviz's convolutions take them)."""
+    dims = dims_of(x)
+    if len(dims) not in (2, 3):
+        raise ValueError(f"{who}: the input must be (rows, columns) or (rows, columns, "
+                         f"channels), got {x.dim()}")
+    return to_shape(x, dims + (1,) * (3 - len(dims)), x.bd)
 
 
 def _conv(x, f, b, stride, is_valid, who: str) -> Expression:
     x, f = as_expression(x, who), as_expression(f, who)
-    if x.bd != 1 or f.bd != 1 or (b is not None and b.bd != 1):
-        raise NotImplementedError(f"{who} of a minibatch: build one expression per instance "
-                                  "and let autobatching batch them (--dynet-autobatch 1)")
-    if len(dims_of(x)) != 3 or len(dims_of(f)) != 4:
-        raise ValueError(f"{who}: the input must be (rows, columns, channels) and the filter "
-                         f"(rows, columns, in channels, out channels), got {x.dim()} and {f.dim()}")
-    return Expression(bv.conv2d(x.x, f.x, stride=tuple(stride), valid=bool(is_valid),
-                                b=None if b is None else to_shape(b, dims_of(b), 1)), 1)
+    if f.bd != 1 or (b is not None and b.bd != 1):
+        raise NotImplementedError(f"{who} with a minibatch of filters or biases: batchviz.dynet "
+                                  "convolves with one filter; build one expression per filter")
+    if len(dims_of(f)) != 4:
+        raise ValueError(f"{who}: the filter must be (rows, columns, in channels, out "
+                         f"channels), got {f.dim()}")
+    return Expression(bv.conv2d(_image(x, who), f.x, stride=tuple(stride),
+                                valid=bool(is_valid),
+                                b=None if b is None else to_shape(b, dims_of(b), 1)), x.bd)
 
 
 __all__ = ["tanh", "logistic", "sigmoid", "rectify", "relu", "exp", "log", "square", "sqrt",

@@ -100,7 +100,14 @@ def matInput(d1: int, d2: int) -> InputExpression:
 
 def inputTensor(arr, batched: bool = False, device="", reusable_expr=False) -> InputExpression:
     """An array as an expression; with ``batched=True`` its last axis is the minibatch
-    (a 1-D array is then a batch of numbers)."""
+    (a 1-D array is then a batch of numbers). A list of NumPy arrays is a minibatch of
+    them, whatever ``batched`` says, as in DyNet: its instances are the list's items."""
+    if isinstance(arr, list) and arr and all(isinstance(a, np.ndarray) for a in arr):
+        shapes = {a.shape for a in arr}
+        if len(shapes) > 1:
+            raise ValueError(f"inputTensor: a list of arrays is a minibatch, and its arrays "
+                             f"must have one shape, got {sorted(shapes)}")
+        arr, batched = np.stack(arr, axis=-1), True
     array = _checked(arr, "inputTensor")
     if not batched:
         if array.size == 1 and array.ndim <= 1:

@@ -54,7 +54,21 @@ def pickneglogsoftmax(x, v) -> Expression:
     if x.bd != 1:
         raise ValueError(f"pickneglogsoftmax was called with a single class ({v}) for a "
                          f"minibatch of {x.bd}; pass a list of {x.bd} classes")
-    return Expression(bv.pickneglogsoftmax(x.x, v), 1)
+    return Expression(bv.pickneglogsoftmax(_scores(x, "pickneglogsoftmax"), v), 1)
+
+
+def _scores(x: Expression, who: str):
+    """The batchviz node of the scores ``x``: a vector per instance, ``(n,)`` or ``(n,
+    bd)``. A column ``(n, 1)`` is a vector, as in DyNet (a network that reshapes its input
+    to a column computes its scores as one)."""
+    dims = dims_of(x)
+    if len(dims) == 2 and dims[1] == 1:
+        dims = dims[:1]
+    elif len(dims) != 1:
+        raise ValueError(f"{who}: the scores must be a vector per instance, got dimension "
+                         f"{x.dim()}")
+    return to_shape(x, dims, x.bd) if len(dims_of(x)) == 1 else bv.reshape(
+        x.x, dims + ((x.bd,) if x.bd > 1 else ()))
 
 
 def pickneglogsoftmax_batch(x, vs) -> Expression:
@@ -64,11 +78,11 @@ def pickneglogsoftmax_batch(x, vs) -> Expression:
     vs = [int(v) for v in vs]
     if x.bd == 1 and len(vs) == 1:
         return pickneglogsoftmax(x, vs[0])
-    dims = dims_of(x)
-    if len(vs) != x.bd or len(dims) != 1:
+    if len(vs) != x.bd:
         raise ValueError(f"pickneglogsoftmax_batch: {len(vs)} classes for scores of "
                          f"dimension {x.dim()} (one vector of scores per instance)")
-    return Expression(bv.pickneglogsoftmax_columns(to_shape(x, dims, x.bd), vs), x.bd)
+    return Expression(bv.pickneglogsoftmax_columns(
+        _scores(x, "pickneglogsoftmax_batch"), vs), x.bd)
 
 
 def hinge(x, index, m: float = 1.0) -> Expression:

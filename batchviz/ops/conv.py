@@ -10,12 +10,17 @@ DyNet and TensorFlow. ``valid``: only windows inside ``x``; otherwise ``x`` is p
 zeros so that the output has ``ceil(H / sh)`` rows and ``ceil(W / sw)`` columns ("SAME"),
 the padding split as TensorFlow splits it (the odd row or column at the end).
 
-A batch's inputs are ``(n, H, W, C_in)``. The kernel takes every window of every input as
-a strided view of the padded inputs and multiplies them with the filter in one
-``tensordot`` (which copies the windows into its matrix once): ``n`` sentences of a
-minibatch are one product. A filter or bias that is a
-parameter is shared (its node in the signature, App. A), as matmul's ``W`` is; the inputs'
-shape is in the signature, so sentences of one length batch together.
+An input may also hold ``m`` images, ``(H, W, C_in, m)``: the instances of a minibatch on
+a last axis, batchviz's layout for manual batching (:mod:`batchviz.ops.columns`, and DyNet's
+minibatches in :mod:`batchviz.dynet`); the output is then ``(H', W', C_out, m)``, every
+image convolved by the same filter.
+
+A batch's inputs are ``(n, H, W, C_in)`` (or ``(n, H, W, C_in, m)``). The kernel takes
+every window of every input as a strided view of the padded inputs and multiplies them with
+the filter in one ``tensordot`` (which copies the windows into its matrix once): ``n``
+sentences of a minibatch are one product. A filter or bias that is a parameter is shared
+(its node in the signature, App. A), as matmul's ``W`` is; the inputs' shape is in the
+signature, so sentences of one length batch together.
 """
 from __future__ import annotations
 
@@ -37,17 +42,33 @@ def output_size(size: int, kernel: int, stride: int, valid: bool) -> tuple:
 
 
 def _windows(xp, padded, kH: int, kW: int, sh: int, sw: int, rows: int, cols: int):
-    """Every ``(kH, kW)`` window of ``padded`` (``(n, H, W, C)``) whose corner is a multiple
-    of the strides: ``(n, rows, cols, kH, kW, C)``, a view."""
-    n, _, _, C = padded.shape
+    """Every ``(kH, kW)`` window of ``padded`` (``(n, H, W) + rest``) whose corner is a
+    multiple of the strides: ``(n, rows, cols, kH, kW) + rest``, a view."""
     s = padded.strides
     return xp.lib.stride_tricks.as_strided(
-        padded, shape=(n, rows, cols, kH, kW, C),
-        strides=(s[0], s[1] * sh, s[2] * sw, s[1], s[2], s[3]))
+        padded, shape=(padded.shape[0], rows, cols, kH, kW) + padded.shape[3:],
+        strides=(s[0], s[1] * sh, s[2] * sw, s[1], s[2]) + s[3:])
+
+
+def _pad(xp, x, top: int, bottom: int, left: int, right: int, value=0.0):
+    """``x`` (``(n, H, W) + rest``) padded with ``value`` above, below, left and right."""
+    if not (top or bottom or left or right):
+        return x
+    widths = ((0, 0), (top, bottom), (left, right)) + ((0, 0),) * (x.ndim - 3)
+    return xp.pad(x, widths, constant_values=value)
+
+
+def _with_instances(x, image_ndim: int):
+    """``x`` with an axis of instances last: ``(n, H, W, C, m)`` as it is, ``(n, H, W, C)``
+    as ``m = 1`` image each (a view)."""
+    return x if x.ndim > image_ndim else x[..., None]
 
 
 class Conv2D(Op):
-    """``conv2d(x, f[, b])``; attributes ``(stride rows, stride columns, valid)``."""
+    """``conv2d(x, f[, b])``; attributes ``(stride rows, stride columns, valid)``.
+
+    The kernels work on inputs with an axis of instances, ``(n, H, W, C, m)``, one image
+    (``m = 1``) being the common case, so that there is one version of each formula."""
 
     name = "conv2d"
     cheap = False
@@ -59,9 +80,10 @@ class Conv2D(Op):
             raise self.error(f"takes an input, a filter and maybe a bias, got {len(shapes)} "
                              "arguments")
         x, f = shapes[0], shapes[1]
-        if len(x) != 3 or len(f) != 4:
-            raise self.error(f"the input must be (rows, columns, channels) and the filter "
-                             f"(rows, columns, in channels, out channels), got {x} and {f}")
+        if len(x) not in (3, 4) or len(f) != 4:
+            raise self.error(f"the input must be (rows, columns, channels), or m of them "
+                             f"(rows, columns, channels, m), and the filter (rows, columns, in "
+                             f"channels, out channels), got {x} and {f}")
         if f[2] != x[2]:
             raise self.error(f"the filter reads {f[2]} channels but the input has {x[2]}")
         if valid and (f[0] > x[0] or f[1] > x[1]):
@@ -71,7 +93,7 @@ class Conv2D(Op):
             raise self.error(f"the bias must be a vector of the {f[3]} out channels, got "
                              f"{shapes[2]}")
         return (output_size(x[0], f[0], sh, valid)[0], output_size(x[1], f[1], sw, valid)[0],
-                f[3])
+                f[3]) + x[3:]
 
     def signature(self, graph, args, attrs, shape):
         parts, shared = [graph.shapes[args[0]]], []
@@ -94,27 +116,25 @@ class Conv2D(Op):
         (rows, top, bottom), (cols, left, right) = (
             output_size(x.shape[1], f_shape[0], sh, valid),
             output_size(x.shape[2], f_shape[1], sw, valid))
-        if top or bottom or left or right:
-            x = xp.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)))
-        return x, rows, cols, (top, left)
+        return _pad(xp, x, top, bottom, left, right), rows, cols, (top, left)
 
     def forward(self, xp, ins, attrs, n):
-        x, f = ins[0], ins[1]
+        x, f = _with_instances(ins[0], 4), ins[1]
         shared = f.ndim == 4
         kH, kW = (f.shape[0], f.shape[1]) if shared else (f.shape[1], f.shape[2])
         padded, rows, cols, _ = self._padded(xp, x, (kH, kW), attrs[0])
         windows = _windows(xp, padded, kH, kW, attrs[0][0], attrs[0][1], rows, cols)
-        if shared:
-            out = xp.tensordot(windows, f, axes=([3, 4, 5], [0, 1, 2]))
+        if shared:    # (n, rows, cols, m, C_out), then the instances last
+            out = xp.moveaxis(xp.tensordot(windows, f, axes=([3, 4, 5], [0, 1, 2])), 3, 4)
         else:
-            out = xp.einsum("nhwabc,nabco->nhwo", windows, f)
+            out = xp.einsum("nhwabcm,nabco->nhwom", windows, f)
         if len(ins) == 3:
             b = ins[2]
-            out += b if b.ndim == 1 else b[:, None, None, :]
-        return out
+            out += b[:, None] if b.ndim == 1 else b[:, None, None, :, None]
+        return out if ins[0].ndim > 4 else out[..., 0]
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
-        x, f = ins[0], ins[1]
+        x, f, g = _with_instances(ins[0], 4), ins[1], _with_instances(g, 4)
         sh, sw, _ = attrs[0]
         shared = f.ndim == 4
         kH, kW = (f.shape[0], f.shape[1]) if shared else (f.shape[1], f.shape[2])
@@ -122,40 +142,43 @@ class Conv2D(Op):
         grads = [None] * len(ins)
         if needs[1]:
             windows = _windows(xp, padded, kH, kW, sh, sw, rows, cols)
-            grads[1] = (xp.tensordot(windows, g, axes=([0, 1, 2], [0, 1, 2])) if shared
-                        else xp.einsum("nhwabc,nhwo->nabco", windows, g))
+            grads[1] = (xp.tensordot(windows, g, axes=([0, 1, 2, 6], [0, 1, 2, 4])) if shared
+                        else xp.einsum("nhwabcm,nhwom->nabco", windows, g))
         if needs[0]:
             # the filter's tap (r, c) read the inputs at (i * sh + r, j * sw + c)
             d_padded = xp.zeros(padded.shape, dtype=g.dtype)
             for r in range(kH):
                 for c in range(kW):
-                    taps = (g @ f[r, c].T if shared
-                            else xp.einsum("nhwo,nio->nhwi", g, f[:, r, c]))
-                    d_padded[:, r:r + sh * (rows - 1) + 1:sh, c:c + sw * (cols - 1) + 1:sw] += taps
-            grads[0] = d_padded[:, top:top + x.shape[1], left:left + x.shape[2]]
+                    taps = (xp.tensordot(g, f[r, c], axes=([3], [1])) if shared
+                            else xp.einsum("nhwom,nio->nhwmi", g, f[:, r, c]))
+                    d_padded[:, r:r + sh * (rows - 1) + 1:sh, c:c + sw * (cols - 1) + 1:sw] += (
+                        xp.moveaxis(taps, 3, 4))
+            d_x = d_padded[:, top:top + x.shape[1], left:left + x.shape[2]]
+            grads[0] = d_x if ins[0].ndim > 4 else d_x[..., 0]
         if len(ins) == 3 and needs[2]:
-            grads[2] = g.sum(axis=(0, 1, 2)) if ins[2].ndim == 1 else g.sum(axis=(1, 2))
+            grads[2] = g.sum(axis=(0, 1, 2, 4)) if ins[2].ndim == 1 else g.sum(axis=(1, 2, 4))
         return grads
 
 
 class MaxPool2D(Op):
     """``maxpool2d(x)``: the maximum of every ``(kH, kW)`` window of every channel of ``x``
-    (``(H, W, C)``), windows ``stride`` apart, with the padding of :class:`Conv2D` (a
-    padded position is never the maximum). The gradient goes to the window's first
-    maximum, in row-major order within the window, as DyNet's. Attributes ``(kH, kW, sh,
-    sw, valid)``."""
+    (``(H, W, C)``, or ``m`` images ``(H, W, C, m)``, whose instances the kernels take as
+    more channels), windows ``stride`` apart, with the padding of :class:`Conv2D` (a padded
+    position is never the maximum). The gradient goes to the window's first maximum, in
+    row-major order within the window, as DyNet's. Attributes ``(kH, kW, sh, sw, valid)``."""
 
     name = "maxpool2d"
 
     def infer_shape(self, shapes, attrs):
         kH, kW, sh, sw, valid = attrs
         x = shapes[0]
-        if len(x) != 3:
-            raise self.error(f"the input must be (rows, columns, channels), got {x}")
+        if len(x) not in (3, 4):
+            raise self.error(f"the input must be (rows, columns, channels), or m of them "
+                             f"(rows, columns, channels, m), got {x}")
         if valid and (kH > x[0] or kW > x[1]):
             raise self.error(f"a valid pooling needs the window {(kH, kW)} to fit in the "
                              f"input {x[:2]}")
-        return (output_size(x[0], kH, sh, valid)[0], output_size(x[1], kW, sw, valid)[0], x[2])
+        return (output_size(x[0], kH, sh, valid)[0], output_size(x[1], kW, sw, valid)[0]) + x[2:]
 
     def signature(self, graph, args, attrs, shape):
         return (self.name, graph.shapes[args[0]], attrs), ()
@@ -172,20 +195,24 @@ class MaxPool2D(Op):
         kH, kW, sh, sw, valid = attrs
         (rows, top, bottom), (cols, left, right) = (output_size(x.shape[1], kH, sh, valid),
                                                     output_size(x.shape[2], kW, sw, valid))
-        if top or bottom or left or right:
-            x = xp.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)),
-                       constant_values=-xp.inf)
+        x = _pad(xp, x, top, bottom, left, right, -xp.inf)
         windows = _windows(xp, x, kH, kW, sh, sw, rows, cols)
         flat = windows.reshape(windows.shape[:3] + (kH * kW, x.shape[3]))
         return x, flat, rows, cols, (top, left)
 
+    @staticmethod
+    def _channels(x):
+        """``x`` (``(n, H, W, C)`` or ``(n, H, W, C, m)``) as ``(n, H, W, C * m)``."""
+        return x.reshape(x.shape[:3] + (-1,))
+
     def forward(self, xp, ins, attrs, n):
-        _, flat, _, _, _ = self._taps(xp, ins[0], attrs[0])
-        return flat.max(axis=3)
+        _, flat, _, _, _ = self._taps(xp, self._channels(ins[0]), attrs[0])
+        out = flat.max(axis=3)
+        return out.reshape(out.shape[:3] + ins[0].shape[3:])
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         kH, kW, sh, sw, _ = attrs[0]
-        x = ins[0]
+        x, g = self._channels(ins[0]), self._channels(g)
         padded, flat, rows, cols, (top, left) = self._taps(xp, x, attrs[0])
         first_max = flat.argmax(axis=3)
         d_padded = xp.zeros(padded.shape, dtype=g.dtype)
@@ -193,7 +220,7 @@ class MaxPool2D(Op):
             for c in range(kW):
                 d_padded[:, r:r + sh * (rows - 1) + 1:sh, c:c + sw * (cols - 1) + 1:sw] += (
                     g * (first_max == r * kW + c))
-        return [d_padded[:, top:top + x.shape[1], left:left + x.shape[2]]]
+        return [d_padded[:, top:top + x.shape[1], left:left + x.shape[2]].reshape(ins[0].shape)]
 
 
 _CONV2D = register(Conv2D())
@@ -208,8 +235,8 @@ def _pair(value, what: str) -> tuple:
 
 
 def conv2d(x, f, stride=(1, 1), valid: bool = True, b=None):
-    """The 2-D convolution of ``x`` (``(H, W, C_in)``) by ``f`` (``(kH, kW, C_in,
-    C_out)``), ``stride`` apart, with only the windows inside ``x`` (``valid``) or ``x``
+    """The 2-D convolution of ``x`` (``(H, W, C_in)``, or ``m`` images ``(H, W, C_in, m)``)
+    by ``f`` (``(kH, kW, C_in, C_out)``), ``stride`` apart, with only the windows inside ``x`` (``valid``) or ``x``
     padded with zeros to ``ceil(H / sh) x ceil(W / sw)`` outputs; plus the bias ``b``
     (``(C_out,)``) when given. See the module's docstring."""
     sh, sw = _pair(stride, "conv2d: stride")
@@ -219,7 +246,7 @@ def conv2d(x, f, stride=(1, 1), valid: bool = True, b=None):
 
 def maxpool2d(x, size, stride=None, valid: bool = True):
     """The maximum of every ``size = (kH, kW)`` window of every channel of ``x`` (``(H, W,
-    C)``), ``stride`` apart (default: ``size``, windows side by side), with only the windows
+    C)``, or ``m`` images ``(H, W, C, m)``), ``stride`` apart (default: ``size``, windows side by side), with only the windows
     inside ``x`` (``valid``) or ``x`` padded as :func:`conv2d` pads it."""
     kH, kW = _pair(size, "maxpool2d: size")
     sh, sw = _pair(size if stride is None else stride, "maxpool2d: stride")

@@ -78,6 +78,20 @@ def test_the_cnn_on_mnist_learns_and_its_convolutions_batch(monkeypatch, capsys)
         assert int(agenda) == int(chain) == 1 and int(nodes) == 8   # the 8 images, one batch
 
 
+def test_the_cnn_on_one_minibatch_expression_learns(monkeypatch, capsys):
+    """``mnist.py --conv --minibatch``: DyNet's manual batching, the images of a minibatch
+    one expression (a list of arrays given to ``inputTensor``), convolved and pooled as
+    one node each; the loss falls."""
+    losses = run_program("mnist", ["--quick", "--conv", "--minibatch", "--steps", "10",
+                                   "--dynet-seed", "1"], monkeypatch)
+    assert len(losses) == 10 and sum(losses[-2:]) < sum(losses[:2]), losses
+    assert main(["explain", str(PROGRAMS / "mnist.py"), "--quick", "--conv", "--minibatch",
+                 "--steps", "1"]) == 0
+    out = capsys.readouterr().out
+    nodes = re.findall(r"^(?:conv2d|maxpool2d)\S* +(\d+) ", out, re.M)
+    assert nodes == ["1"] * 4, out[-2500:]   # each layer one node, of all 8 images
+
+
 def test_explain_names_the_tree_lstm_lines_that_were_split_and_not_the_others(capsys):
     """In the Tree-LSTM the cell's three products (``c = i*u + f_l*c_l + f_r*c_r``) wait on
     different gates and split; ``h = o * tanh(c)`` runs once per level of the tree, as its
@@ -95,15 +109,16 @@ def test_explain_names_the_tree_lstm_lines_that_were_split_and_not_the_others(ca
     assert int(agenda) > int(chain)  # the signature is split: its lines are looked at
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_it_runs_under_dynet_with_the_import_line_changed(name, tmp_path):
+@pytest.mark.parametrize("name, flags", [(name, []) for name in NAMES]
+                         + [("mnist", ["--conv", "--minibatch"])])
+def test_it_runs_under_dynet_with_the_import_line_changed(name, flags, tmp_path):
     pytest.importorskip("dynet", reason="the real DyNet (dyNET38) is not installed")
     source = (PROGRAMS / f"{name}.py").read_text()
     assert source.count(IMPORT_LINE) == 1
     program = tmp_path / f"{name}.py"
     program.write_text(source.replace(IMPORT_LINE, "import dynet as dy\n"))
     (tmp_path / "toydata.py").write_text((PROGRAMS / "toydata.py").read_text())
-    done = subprocess.run([sys.executable, str(program), "--quick", "--steps", "3"],
+    done = subprocess.run([sys.executable, str(program), "--quick", "--steps", "3"] + flags,
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert len(re.findall(r"^step \d+ loss [\d.]+$", done.stdout, re.M)) == 3

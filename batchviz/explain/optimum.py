@@ -106,7 +106,8 @@ def solve(view: PendingView, schedules: dict, time_limit: float, max_nodes: int 
                      chain_bound=chain_bound, proven=False, seconds=0.0, time_limit=time_limit,
                      strategies=counts, found_by=best, nodes=len(view.nodes))
     if counts[best] <= chain_bound:
-        result.proven, result.proof = True, f"{best} reaches the lower bound"
+        result.proven, result.proof = True, _reaching(
+            [name for name, count in counts.items() if count <= chain_bound], len(counts))
         return result
     if len(view.nodes) > max_nodes:
         raise GraphTooLarge(f"the exact solver takes graphs of up to max_nodes={max_nodes} nodes; "
@@ -123,6 +124,15 @@ def solve(view: PendingView, schedules: dict, time_limit: float, max_nodes: int 
                         f"fewer than {result.count} batches proven impossible")
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _reaching(names: list, strategies: int) -> str:
+    """Which of the ``strategies`` compared reach the lower bound (``names``), in words."""
+    if len(names) == strategies > 1:
+        return "every strategy reaches the lower bound"
+    if len(names) == 1:
+        return f"{names[0]} reaches the lower bound"
+    return f"{', '.join(names[:-1])} and {names[-1]} reach the lower bound"
 
 
 def _bisect(result: Optimum, view: PendingView, dag: "Dag", cp_model, t0: float,

@@ -1,7 +1,9 @@
 """batchviz.dynet on its own (no real DyNet needed): settings and flags, graphs, errors,
 unsupported calls, files, dropout and random inputs, and how DyNet's minibatches batch and
 are counted by batchviz."""
+import importlib.util
 import json
+import warnings
 import zipfile
 
 import numpy as np
@@ -43,6 +45,37 @@ def test_autobatch_flags(argv, strategy):
 def test_gpu_flags(argv, gpus):
     """Asking DyNet for a GPU asks batchviz for CuPy (``config.use_device``)."""
     assert config.settings(["prog.py"] + argv)["gpus"] == gpus
+
+
+def test_a_gpu_asked_for_without_cupy_says_which_flag_asked(monkeypatch):
+    if importlib.util.find_spec("cupy") is not None:
+        pytest.skip("CuPy is installed: the program gets its GPU")
+    monkeypatch.setattr("sys.argv", ["prog.py", "--dynet_gpus", "1"])
+    with pytest.raises(bv.BackendError, match="the program asks for a GPU .*--dynet-gpus.*CuPy"):
+        dy.renew_cg()
+
+
+def test_devices_are_dynet_names_and_the_program_runs_on_one(monkeypatch):
+    """Parameters and expressions placed on several devices run on the program's one
+    device, with the same values; a warning names each device not used, once."""
+    monkeypatch.setattr(config, "_ignored_devices", [])
+    pc = dy.ParameterCollection()
+    with pytest.warns(UserWarning, match="add_parameters: device 'GPU:1' is not used; "
+                                         "batchviz.dynet runs every expression on one device, here CPU"):
+        W = pc.add_parameters((2, 2), init=1.0, device="GPU:1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")              # the same device again: no warning
+        pc.add_lookup_parameters((3, 2), device="GPU:1")
+        dy.renew_cg()
+        x = dy.inputVector([1.0, 2.0], device="CPU")  # the device in use: none either
+    with pytest.warns(UserWarning, match="to_device: device 'GPU:0' is not used"):
+        moved = dy.to_device(W * x, "GPU:0")
+    assert moved.value() == [3.0, 3.0]
+    dy.sum_elems(moved).backward()
+    assert W.grad_as_array().tolist() == [[1.0, 2.0], [1.0, 2.0]]   # gradients flow through
+    for bad in ("gpu0", "GPU", 3):
+        with pytest.raises(ValueError, match="invalid device name .*DyNet's are 'CPU', 'GPU:0'"):
+            dy.vecInput(2, bad)
 
 
 def test_seed_flag_and_a_bad_autobatch_value():

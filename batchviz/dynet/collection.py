@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from ..model import Model as BatchvizModel
-from . import files
+from . import config, files
 from . import graph as _graph
 from .initializers import GlorotInitializer, NumpyInitializer, PyInitializer, initializer_for
 from .parameters import LookupParameters, OffsetParameters, Parameters
@@ -61,6 +61,7 @@ class ParameterCollection:
                        std=1.0) -> Parameters:
         """A parameter of ``dim`` (an int or a tuple); ``init``: None (Glorot), a number, a
         name, an array or an initializer."""
+        config.check_device(device, "add_parameters")
         if isinstance(init, np.ndarray):
             return self.parameters_from_numpy(init, name=name)
         dims = _dims(dim)
@@ -70,6 +71,7 @@ class ParameterCollection:
     def add_lookup_parameters(self, dim, init=None, name="", device="", scale=1.0, mean=0.0,
                               std=1.0) -> LookupParameters:
         """A table of ``dim = (rows, d)`` (an int: ``(rows, 1)``)."""
+        config.check_device(device, "add_lookup_parameters")
         if isinstance(init, np.ndarray):
             return self.lookup_parameters_from_numpy(init, name=name)
         dims = (int(dim), 1) if isinstance(dim, numbers.Integral) else _dims(dim)
@@ -84,9 +86,11 @@ class ParameterCollection:
         return self._add(LookupParameters, values, name or None)
 
     def parameters_from_numpy(self, array, name="", device="") -> Parameters:
+        config.check_device(device, "parameters_from_numpy")
         return self._add(Parameters, np.array(array, dtype=np.float64), name or None)
 
     def lookup_parameters_from_numpy(self, array, name="", device="") -> LookupParameters:
+        config.check_device(device, "lookup_parameters_from_numpy")
         array = np.array(array, dtype=np.float64)
         if array.ndim < 2:
             raise ValueError("lookup_parameters_from_numpy: a (rows, d) or (rows, d1, d2, ...) "

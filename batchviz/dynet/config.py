@@ -20,11 +20,14 @@ is before the first graph. The sources, the later overriding the earlier:
 """
 from __future__ import annotations
 
+import re
 import sys
+import warnings
 
 import numpy as np
 
 from .. import backend
+from ..errors import BackendError
 
 #: DyNet's ``--dynet-autobatch`` numbers and the batchviz strategies they select
 AUTOBATCH_STRATEGIES = {0: "none", 1: "agenda", 2: "depth"}
@@ -115,7 +118,42 @@ def strategy_of(autobatch) -> str:
 def use_device(gpus: int) -> None:
     """Run on CuPy when GPUs were asked for (``--dynet-gpus``), as DyNet runs on CUDA."""
     if gpus > 0 and backend.get_backend() != "cupy":
-        backend.set_backend("cupy")
+        try:
+            backend.set_backend("cupy")
+        except BackendError as exc:
+            raise BackendError(f"the program asks for a GPU (--dynet-gpus, --dynet-gpu or "
+                               f"--dynet-devices GPU:n, or dynet_config.set(requested_gpus=...)), "
+                               f"and batchviz.dynet runs on GPUs with CuPy: {exc}") from None
+
+
+#: DyNet's device names
+_DEVICE_NAME = re.compile(r"^(CPU|GPU:\d+)$")
+#: the device names given that batchviz.dynet has warned about (once each; a list, as
+#: ``set`` is DyNet's ``dynet_config.set`` in this module)
+_ignored_devices: list = []
+
+
+def device_in_use() -> str:
+    """The DyNet name of the device batchviz.dynet runs on: ``CPU``, or ``GPU:0`` on CuPy."""
+    return "GPU:0" if backend.get_backend() == "cupy" else "CPU"
+
+
+def check_device(device, who: str) -> None:
+    """A ``device=`` given to ``who``: DyNet's names only (``CPU``, ``GPU:0``, ...).
+
+    batchviz.dynet runs every expression on one device, so a program that places its
+    parameters and expressions on several runs on that one: the values are the same, and
+    a warning says so, once per device name."""
+    if device is None or device == "":
+        return
+    if not isinstance(device, str) or not _DEVICE_NAME.match(device):
+        raise ValueError(f"{who}: invalid device name {device!r}; DyNet's are 'CPU', 'GPU:0', "
+                         "'GPU:1', ...")
+    if device != device_in_use() and device not in _ignored_devices:
+        _ignored_devices.append(device)
+        warnings.warn(f"{who}: device {device!r} is not used; batchviz.dynet runs every "
+                      f"expression on one device, here {device_in_use()} (the values are the "
+                      "same)", stacklevel=3)
 
 
 def random_generator(seed: int) -> np.random.Generator:

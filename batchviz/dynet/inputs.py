@@ -4,7 +4,8 @@ Data is copied when the expression is made (as DyNet copies it); ``vecInput``,
 ``matInput``, ``scalarInput``, ``inputVector`` and ``inputTensor`` return an input whose
 ``set(values)`` replaces the data and marks the graph for recomputation, so that the next
 ``value()`` computes everything again with the new data (DyNet's way of reusing one graph
-for many examples). Random values (``random_normal``, ``random_bernoulli``,
+for many examples). ``device=`` arguments and ``to_device`` take DyNet's device names; every
+expression runs on the one device of the program (:func:`.config.check_device`). Random values (``random_normal``, ``random_bernoulli``,
 ``random_uniform``) are drawn on the host from the seeded generator of
 :mod:`.graph`: they are inputs, constants to the backward pass, as in DyNet (which draws
 other numbers: only their distribution is the same).
@@ -18,9 +19,10 @@ import numpy as np
 from ..backend import state
 from ..ops import api as bv
 from ..ops.leaves import INPUT
+from . import config
 from . import graph as _graph
 from .dims import layout
-from .expression import Expression
+from .expression import Expression, as_expression
 
 
 def _dims(dim, who: str) -> tuple:
@@ -73,17 +75,20 @@ def _checked(values, who: str) -> np.ndarray:
 
 def scalarInput(s, device="") -> InputExpression:
     """A number, dimension ``(1,)``."""
+    config.check_device(device, "scalarInput")
     return _input(_checked(float(s), "scalarInput"), 1)
 
 
 def inputVector(v, device="") -> InputExpression:
     """A vector of the numbers ``v``."""
+    config.check_device(device, "inputVector")
     array = _checked(v, "inputVector").reshape(-1)
     return _input(array if array.size > 1 else array.reshape(()), 1)
 
 
 def vecInput(dim: int, device="") -> InputExpression:
     """A vector of ``dim`` zeros, to be filled with ``set``."""
+    config.check_device(device, "vecInput")
     return inputVector(np.zeros(int(dim)))
 
 
@@ -102,6 +107,7 @@ def inputTensor(arr, batched: bool = False, device="", reusable_expr=False) -> I
     """An array as an expression; with ``batched=True`` its last axis is the minibatch
     (a 1-D array is then a batch of numbers). A list of NumPy arrays is a minibatch of
     them, whatever ``batched`` says, as in DyNet: its instances are the list's items."""
+    config.check_device(device, "inputTensor")
     if isinstance(arr, list) and arr and all(isinstance(a, np.ndarray) for a in arr):
         shapes = {a.shape for a in arr}
         if len(shapes) > 1:
@@ -173,6 +179,7 @@ def random_gumbel(dim, mu: float = 0.0, beta: float = 1.0, batch_size: int = 1) 
 
 def one_hot(d: int, idx, device="") -> Expression:
     """A vector of ``d`` zeros with a 1 at ``idx``; a list of indices gives a batch of them."""
+    config.check_device(device, "one_hot")
     if isinstance(idx, numbers.Integral):
         return _input(np.eye(int(d))[int(idx)], 1)
     rows = [int(i) for i in idx]
@@ -180,3 +187,10 @@ def one_hot(d: int, idx, device="") -> Expression:
         raise IndexError(f"one_hot: an index of {rows} is out of range for {d} entries")
     values = np.eye(int(d))[rows].T
     return _input(values if len(rows) > 1 else values[:, 0], len(rows))
+
+
+def to_device(e, device: str) -> Expression:
+    """DyNet's ``to_device(e, device)``: ``e`` itself, since every expression lives on the
+    one device of the program (a device name other than that one is warned about once)."""
+    config.check_device(device, "to_device")
+    return as_expression(e, "to_device")

@@ -52,7 +52,6 @@ INSTEAD = {
     "vanilla_lstm_gates_dropout_concat": "dy.VanillaLSTMBuilder with set_dropout",
     "vanilla_lstm_c": "dy.VanillaLSTMBuilder",
     "vanilla_lstm_h": "dy.VanillaLSTMBuilder",
-    "to_device": "one device for the whole program (--dynet-gpus)",
     "sparse_inputTensor": "dy.inputTensor of the dense array",
     "inputTensorTranspose": "dy.transpose(dy.inputTensor(...))",
     "print_text_graphviz": "batchviz's pictures: bv.render(graph) or `batchviz explain prog.py`",

@@ -94,7 +94,8 @@ def batch_lower_bound(view: PendingView) -> int:
 class SafeFirst(Rule):
     """The lookahead's rule: the best *safe* signature on the agenda (lowest agenda
     priority), else the best one. ``waiting[s][level]`` counts the nodes of ``s`` with that
-    latest level that still wait for arguments; ``runs[s]``: the batches ``s`` has had."""
+    latest level that still wait for arguments, ``earliest[s]`` is the lowest such level
+    with a node still waiting; ``runs[s]``: the batches ``s`` has had."""
 
     key_names = ("safe", "average depth", "cost")
 
@@ -106,12 +107,12 @@ class SafeFirst(Rule):
             if count:
                 per = self.waiting.setdefault(self.signature[i], {})
                 per[self.latest[i]] = per.get(self.latest[i], 0) + 1
+        self.earliest = {s: min(per) for s, per in self.waiting.items()}
         self.runs = dict.fromkeys(priority, 0)
 
     def safe(self, s: int) -> bool:
         """No node of ``s`` due by its next batch (level ``runs[s] + 1``) still waits."""
-        due = self.runs[s] + 1
-        return not any(count for level, count in self.waiting.get(s, {}).items() if level <= due)
+        return self.earliest.get(s, _NEVER) > self.runs[s] + 1
 
     def choose(self, agenda) -> int:
         return min(agenda.ready, key=lambda s: (not self.safe(s), self.priority[s]))
@@ -123,7 +124,16 @@ class SafeFirst(Rule):
     def ran(self, signature, batch, ready) -> None:
         self.runs[signature] += 1
         for u in ready:
-            self.waiting[self.signature[u]][self.latest[u]] -= 1
+            s, level = self.signature[u], self.latest[u]
+            per = self.waiting[s]
+            per[level] -= 1
+            if per[level] == 0 and level == self.earliest[s]:  # the next level still waiting
+                self.earliest[s] = min((lv for lv, count in per.items() if count),
+                                       default=_NEVER)
+
+
+#: the earliest level of a signature none of whose nodes waits
+_NEVER = float("inf")
 
 
 class LookaheadBatching(AgendaBatching):

@@ -13,7 +13,7 @@ import numbers
 from ..ops import api as bv
 from . import graph as _graph
 from .arith import cmult
-from .dims import dims_of, to_shape
+from .dims import dims_of, layout, to_shape
 from .expression import Expression, add, as_expression
 from .inputs import random_bernoulli, random_normal
 from .shaping import transpose
@@ -61,14 +61,16 @@ def _scores(x: Expression, who: str):
     """The batchviz node of the scores ``x``: a vector per instance, ``(n,)`` or ``(n,
     bd)``. A column ``(n, 1)`` is a vector, as in DyNet (a network that reshapes its input
     to a column computes its scores as one)."""
+    node = x.x
+    if len(node.shape) == (1 if x.bd == 1 else 2):   # the usual case: a vector per instance
+        return node
     dims = dims_of(x)
     if len(dims) == 2 and dims[1] == 1:
-        dims = dims[:1]
-    elif len(dims) != 1:
+        return bv.reshape(node, layout(dims[:1], x.bd))
+    if len(dims) != 1:
         raise ValueError(f"{who}: the scores must be a vector per instance, got dimension "
                          f"{x.dim()}")
-    return to_shape(x, dims, x.bd) if len(dims_of(x)) == 1 else bv.reshape(
-        x.x, dims + ((x.bd,) if x.bd > 1 else ()))
+    return to_shape(x, dims, x.bd)    # DyNet's (1,) as a node of shape ()
 
 
 def pickneglogsoftmax_batch(x, vs) -> Expression:

@@ -493,3 +493,18 @@ def test_convolutions_say_what_is_wrong():
     assert dy.lookup_batch(table, [1, 2]).dim() == ((1, 1, 3), 2)
     with pytest.raises(NotImplementedError, match="look its rows up"):
         table.x
+
+
+def test_a_state_gives_the_same_expressions_each_time_and_the_graph_counts_from_zero():
+    """``s()`` and ``h()`` asked twice add no nodes (a tutorial prints them twice), and
+    ``cg_version()`` goes up by one with each ``renew_cg``, as DyNet's."""
+    pc = dy.ParameterCollection()
+    lstm = dy.VanillaLSTMBuilder(1, 2, 3, pc)
+    dy.renew_cg()
+    state = lstm.initial_state().add_input(dy.inputVector([1.0, 2.0]))
+    cells, outputs = state.s(), state.h()
+    nodes = len(dy.cg().graph)
+    assert state.s() is cells and state.h() is outputs and len(dy.cg().graph) == nodes
+    version = dy.cg_version()
+    dy.renew_cg()
+    assert dy.cg_version() == version + 1 and repr(state.output()).startswith("expression ")

@@ -63,13 +63,14 @@ class Expression:
 
     # --- values -------------------------------------------------------------------------
     def npvalue(self, recalculate: bool = False) -> np.ndarray:
-        """The value as an array shaped ``dims`` (``dims + (batch,)`` when batched)."""
+        """The value as an array shaped ``dims`` (``dims + (batch,)`` when batched), in
+        float64, as DyNet gives it (batchviz computes in float32 by default)."""
         node = self._node()
         if recalculate:
             node.graph.recompute()
         value = node.npvalue()
         _graph.check_values(value, f"expression {node.node}")
-        return value.reshape(full_shape(self))
+        return value.reshape(full_shape(self)).astype(np.float64)
 
     def value(self, recalculate: bool = False):
         """A float for one number, a list for a vector (a batch of vectors: one list, in
@@ -123,7 +124,7 @@ class Expression:
         if not graph.keep_gradients and node.node not in graph.param_of_node:
             raise RuntimeError("gradient(): call backward(full=True) first; batchviz keeps "
                                "the gradients of expressions other than parameters only then")
-        return graph.gradient_of(node.node).reshape(full_shape(self))
+        return graph.gradient_of(node.node).reshape(full_shape(self)).astype(np.float64)
 
     def __repr__(self) -> str:
         node = self.x.node if type(self.x) is BvExpression else self.x

@@ -22,7 +22,8 @@ class _Session:
 
     def __init__(self):
         self.graph = None          # the batchviz Graph of the current DyNet graph
-        self.version = 0           # DyNet's cg_version: graphs made so far
+        self.version = -1          # DyNet's cg_version: 0 for the first graph (DyNet makes
+                                   # it at its import), one more with every renew_cg
         self.settings = None       # config.settings(), read when the first graph is made
         self.rng = None            # random inputs and initial values
         self.immediate = False     # renew_cg(immediate_compute=True)
@@ -80,7 +81,8 @@ def current():
 
 
 def cg_version() -> int:
-    """How many graphs have been made: a number that changes with every ``renew_cg``."""
+    """The current graph's number, as DyNet's: 0 for the first (the one DyNet makes at its
+    import), one more with every ``renew_cg``."""
     current()
     return session.version
 

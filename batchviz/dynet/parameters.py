@@ -13,6 +13,8 @@ values minus the offset. Its gradient and updates are the same either way.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ..ops import api as bv
@@ -32,13 +34,13 @@ class _Stored(Expression):
         self._p, self._name, self._updated, self._offset = p, name, True, offset
         self._const = None  # (graph, its constant expression), see const_expr
 
-    # --- values, in DyNet's view ----------------------------------------------------------
+    # --- values, in DyNet's view: float64 copies, as DyNet gives them ----------------------
     def as_array(self) -> np.ndarray:
-        values = self._p.value()
+        values = self._p.value().astype(np.float64)
         return values if self._offset is None else values - self._offset
 
     def grad_as_array(self) -> np.ndarray:
-        return self._p.grad
+        return self._p.grad.astype(np.float64)
 
     def gradient(self) -> np.ndarray:
         return self.grad_as_array()
@@ -158,7 +160,7 @@ class LookupParameters(_Stored):
         return bv.reshape(node, self.row_dims + ((batch,) if batch > 1 else ()))
 
     def __getitem__(self, i) -> Expression:
-        return Expression(self._rows(bv.lookup(self._p, i)), 1)
+        return lookup(self, i)
 
     def shape(self) -> tuple:
         return (self._p.shape[0],) + self.row_dims
@@ -210,12 +212,42 @@ class LookupParameters(_Stored):
         raise ValueError("scalar_value not applicable for LookupParameters")
 
 
+class LookupExpression(Expression):
+    """A looked-up row of a table (or a minibatch of rows), whose row ``set`` changes, as
+    DyNet's lookup expressions: the graph computes again, with the new row, at the next
+    ``value()`` (DyNet's way of reusing one graph for many words)."""
+
+    __slots__ = ("table", "looked_up")
+
+    def __init__(self, x, bd: int, table: LookupParameters, looked_up):
+        super().__init__(x, bd)
+        self.table, self.looked_up = table, looked_up   # the lookup node itself
+
+    def set(self, index) -> None:
+        """Look up row ``index`` instead (a list of rows, one per instance, for a
+        minibatch)."""
+        rows = [index] if self.bd == 1 and not isinstance(index, (list, tuple, range)) \
+            else list(index)
+        if len(rows) != self.bd:
+            raise ValueError(f"set(): {len(rows)} rows for a lookup of a minibatch of {self.bd}")
+        size = len(self.table)
+        for row in rows:
+            if not isinstance(row, numbers.Integral) or not 0 <= row < size:
+                raise IndexError(f"set(): row {row!r} is not one of the {size} rows of "
+                                 f"{self.table.name()}")
+        node = self.looked_up
+        node.graph.check_alive()
+        node.graph.recompute({node.node: int(rows[0]) if self.bd == 1 else
+                              [int(row) for row in rows]})
+
+
 def lookup(p: LookupParameters, index: int = 0, update: bool = True) -> Expression:
     """Row ``index`` of the table ``p``; ``update=False`` makes it a constant."""
     if not isinstance(p, LookupParameters):
         raise TypeError(f"lookup needs LookupParameters, got {type(p).__name__}")
-    row = Expression(p._rows(bv.lookup(p._p, index)), 1)
-    return row if update else Expression(bv.nobackprop(row.x), 1)
+    node = bv.lookup(p._p, index)
+    row = p._rows(node)
+    return LookupExpression(row if update else bv.nobackprop(row), 1, p, node)
 
 
 def lookup_batch(p: LookupParameters, indices, update: bool = True) -> Expression:
@@ -225,8 +257,9 @@ def lookup_batch(p: LookupParameters, indices, update: bool = True) -> Expressio
     indices = list(indices)
     if len(indices) == 1:
         return lookup(p, indices[0], update)
-    rows = Expression(p._rows(bv.lookup_batch(p._p, indices), len(indices)), len(indices))
-    return rows if update else Expression(bv.nobackprop(rows.x), rows.bd)
+    node = bv.lookup_batch(p._p, indices)
+    rows = p._rows(node, len(indices))
+    return LookupExpression(rows if update else bv.nobackprop(rows), len(indices), p, node)
 
 
 def parameter(*params):
@@ -240,5 +273,5 @@ def const_parameter(*params):
     return exprs[0] if len(exprs) == 1 else exprs
 
 
-__all__ = ["Parameters", "LookupParameters", "lookup", "lookup_batch", "parameter",
-           "const_parameter"]
+__all__ = ["Parameters", "LookupParameters", "LookupExpression", "lookup", "lookup_batch",
+           "parameter", "const_parameter"]

@@ -44,10 +44,11 @@ def _as_input(x, who: str) -> Expression:
 class RNNState:
     """A position in a sequence: the state of every layer after the inputs so far."""
 
-    __slots__ = ("builder", "layers", "_prev", "_out")
+    __slots__ = ("builder", "layers", "_prev", "_out", "_h_exprs", "_s_exprs")
 
     def __init__(self, builder, layers, prev=None, out=None):
         self.builder, self.layers, self._prev, self._out = builder, layers, prev, out
+        self._h_exprs = self._s_exprs = None   # h() and s(), made on first use
 
     def add_input(self, x) -> "RNNState":
         layers = self.builder._add(self.layers, _as_input(x, "add_input"))
@@ -68,12 +69,18 @@ class RNNState:
         return self._out
 
     def h(self) -> tuple:
-        """The output of every layer (the network's output last)."""
-        return tuple(self.builder._h(self.layers))
+        """The output of every layer (the network's output last). The same expressions
+        every time, as in DyNet: asking again adds no nodes to the graph."""
+        if self._h_exprs is None:
+            self._h_exprs = tuple(self.builder._h(self.layers))
+        return self._h_exprs
 
     def s(self) -> tuple:
-        """The whole state: for LSTMs the cells of every layer, then their outputs."""
-        return tuple(self.builder._s(self.layers))
+        """The whole state: for LSTMs the cells of every layer, then their outputs (the
+        same expressions every time, as :meth:`h`)."""
+        if self._s_exprs is None:
+            self._s_exprs = tuple(self.builder._s(self.layers))
+        return self._s_exprs
 
     def prev(self):
         return self._prev

@@ -336,6 +336,51 @@ def test_dy_save_and_load_make_the_objects_again(tmp_path):
         np.testing.assert_array_equal(p.as_array(), q.as_array())
 
 
+class OneLayerMLP:
+    """A user's own saveable class, as in DyNet's saving tutorial: a ``spec`` (with the
+    activation function in it), a ``param_collection()`` and a static ``from_spec``."""
+
+    def __init__(self, model, num_input, num_hidden, num_out, act=dy.tanh):
+        self.pc = model.add_subcollection()
+        self.W1 = self.pc.add_parameters((num_hidden, num_input))
+        self.b1 = self.pc.add_parameters(num_hidden)
+        self.W2 = self.pc.add_parameters((num_out, num_hidden))
+        self.spec = (num_input, num_hidden, num_out, act)
+
+    def __call__(self, x):
+        return dy.softmax(self.W2 * self.spec[3](self.W1 * x + self.b1))
+
+    def param_collection(self):
+        return self.pc
+
+    @staticmethod
+    def from_spec(spec, model):
+        return OneLayerMLP(model, *spec)
+
+
+def test_dy_save_and_load_a_class_of_ones_own(tmp_path):
+    pc = dy.ParameterCollection()
+    E = pc.add_lookup_parameters((10, 4))
+    mlp = OneLayerMLP(pc, 4, 5, 3, dy.rectify)
+    base = str(tmp_path / "basename")
+    dy.save(base, [mlp, E])
+    meta = json.loads(open(base + ".meta").read())
+    assert meta[0]["class"] == f"{__name__}:OneLayerMLP"
+    assert meta[0]["spec"]["tuple"][3] == {"name": "batchviz.dynet.arith:rectify"}
+    mlp2, E2 = dy.load(base, dy.ParameterCollection())
+    assert isinstance(mlp2, OneLayerMLP) and mlp2.spec == mlp.spec
+    dy.renew_cg()
+    np.testing.assert_array_equal(mlp2(E2[3]).npvalue(), mlp(E[3]).npvalue())
+    mlp.spec = (4, 5, 3, object())                     # not something a file can hold
+    with pytest.raises(NotImplementedError, match="its spec holds a value of type object, .*never pickles"):
+        dy.save(base, [mlp])
+    meta[0]["class"] = "some_module_not_imported:Evil"
+    open(base + ".meta", "w").write(json.dumps(meta))
+    with pytest.raises(ValueError, match="some_module_not_imported:Evil, which is not in any "
+                                         "module this program has imported"):
+        dy.load(base, dy.ParameterCollection())
+
+
 def test_populate_refuses_a_file_of_another_model(tmp_path):
     pc = dy.ParameterCollection()
     pc.add_parameters((3, 2))

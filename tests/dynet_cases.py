@@ -150,6 +150,10 @@ OP_CASES = {
     "dot_product": ([(4,), (4,)], lambda dy, P: dy.dot_product(P[0], P[1])),
     "dot_product, batch": ([(4,)], lambda dy, P: dy.dot_product(P[0], batch(dy, XB))),
     "squared_distance": ([(4,), (4,)], lambda dy, P: dy.squared_distance(P[0], P[1])),
+    # square matrices kept far from singular: P + 3 I, and P P^T + I (a positive determinant)
+    "inverse": ([(3, 3)], lambda dy, P: dy.inverse(P[0] + dy.inputTensor(3.0 * np.eye(3)))),
+    "logdet": ([(3, 3)], lambda dy, P: dy.logdet(
+        P[0] * dy.transpose(P[0]) + dy.inputTensor(np.eye(3)))),
     "squared_norm": ([(4,)], lambda dy, P: dy.squared_norm(P[0])),
     "squared_norm, batch": ([(4,)], lambda dy, P: dy.squared_norm(dy.cmult(P[0], batch(dy, XB)))),
     "l2_norm": ([(4,)], lambda dy, P: dy.l2_norm(P[0])),

@@ -2,6 +2,8 @@
 the paper's: more activations, reductions and picks along an axis, broadcasting, column-major
 reshapes and the margin and binary losses (batchviz/ops/activations.py, axes.py, layout.py,
 scalar.py, losses.py, columns.py)."""
+import numpy as np
+
 import batchviz as bv
 
 
@@ -12,6 +14,11 @@ def v(p):
 
 def positive(p):
     return bv.shift(bv.square(v(p)), 0.5)
+
+
+def well(d):
+    """``3 I`` of size ``d``, to keep a matrix far from singular."""
+    return bv.input(3.0 * np.eye(d))
 
 
 def probability(p):
@@ -66,4 +73,8 @@ MORE_CASES = {
                                                                       probability(P[1]))),
     "pickneglogsoftmax_columns": ([(4, 3)], lambda P, k: bv.pickneglogsoftmax_columns(
         v(P[0]), [k % 4, (k + 1) % 4, 2])),
+    # well-conditioned matrices: A + 3 I, and A A^T + I (a positive determinant)
+    "inverse": ([(3, 3)], lambda P, k: bv.inverse(v(P[0]) * (1.0 + 0.1 * k) + well(3))),
+    "logdet": ([(3, 3)], lambda P, k: bv.logdet(
+        bv.matmul(v(P[0]) * (1.0 - 0.1 * k), bv.transpose(v(P[0]))) + well(3) / 3.0)),
 }

@@ -553,3 +553,14 @@ def test_a_state_gives_the_same_expressions_each_time_and_the_graph_counts_from_
     version = dy.cg_version()
     dy.renew_cg()
     assert dy.cg_version() == version + 1 and repr(state.output()).startswith("expression ")
+
+
+def test_matrix_functions_say_what_is_wrong_and_a_negative_determinant_is_nan():
+    dy.renew_cg()
+    swap = dy.inputTensor(np.array([[0.0, 1.0], [1.0, 0.0]]))       # determinant -1
+    assert np.isnan(dy.logdet(swap).value())                         # as DyNet: log(-1)
+    assert dy.inverse(swap).npvalue().tolist() == [[0.0, 1.0], [1.0, 0.0]]
+    with pytest.raises(ValueError, match="inverse: needs a square matrix, got dimension"):
+        dy.inverse(dy.inputTensor(np.ones((2, 3))))
+    with pytest.raises(NotImplementedError, match="logdet of a minibatch of matrices"):
+        dy.logdet(dy.inputTensor(np.ones((2, 2, 3)), batched=True))

@@ -44,6 +44,7 @@ from .io import load, load_generator, save
 from .losses import *  # noqa: F401,F403
 from .losses import __all__ as _loss_names
 from .lstm import BiRNNBuilder, LSTMBuilder, VanillaLSTMBuilder
+from .matrix_functions import inverse, logdet
 from .collection import Model, ParameterCollection
 from .parameters import (LookupParameters, Parameters, const_parameter, lookup, lookup_batch,
                          parameter)
@@ -122,5 +123,5 @@ __all__ = (["Expression", "InputExpression", "ComputationGraph", "cg", "cg_versi
             "VanillaLSTMBuilder", "LSTMBuilder", "CoupledLSTMBuilder", "SimpleRNNBuilder",
             "GRUBuilder", "BiRNNBuilder", "RNNState", "Trainer", "SimpleSGDTrainer",
             "MomentumSGDTrainer", "AdagradTrainer", "AdadeltaTrainer", "RMSPropTrainer",
-            "AdamTrainer", "save", "load", "load_generator"]
+            "AdamTrainer", "save", "load", "load_generator", "inverse", "logdet"]
            + _arith_names + _loss_names + _reduction_names + _shaping_names + list(_STUBS))

@@ -10,8 +10,6 @@ INSTEAD = {
     "fold_rows": "dy.reshape and dy.sum_dim",
     "circ_conv": "a matrix product with a circulant matrix built from the input",
     "circ_corr": "see circ_conv",
-    "inverse": "NumPy outside the graph (there is no gradient through it here)",
-    "logdet": "NumPy outside the graph",
     "trace_of_product": "dy.sum_elems(dy.cmult(x, y))",
     "contract3d_1d": "dy.reshape to a matrix and a matrix product",
     "contract3d_1d_bias": "dy.reshape to a matrix, a matrix product and dy.colwise_add",

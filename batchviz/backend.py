@@ -10,6 +10,7 @@ the gradient checks use.
 """
 from __future__ import annotations
 
+import math
 import os
 import weakref
 
@@ -146,6 +147,21 @@ def scatter_add(target, index, values) -> None:
         import cupyx
 
         cupyx.scatter_add(target, index, values)
+
+
+def erf(xp, x):
+    """The Gaussian error function of ``x``, element by element, in ``x``'s dtype. ``xp`` is
+    the module of ``x``, as every op's kernel is given it.
+
+    NumPy has no ``erf`` (SciPy, which has, is not a dependency), so on NumPy it is Python's
+    ``math.erf`` called per element: accurate to double precision, at about 0.1 µs an
+    element, which is enough for an op that programs use rarely. CuPy has it as one kernel
+    (``cupyx.scipy.special.erf``)."""
+    if xp is np:
+        return np.vectorize(math.erf, otypes=[x.dtype])(x)
+    import cupyx.scipy.special
+
+    return cupyx.scipy.special.erf(x)
 
 
 def segment_sums(xp, rows, counts):

@@ -145,7 +145,10 @@ _OPERATOR_UFUNCS = {
     "matmul": ("__matmul__", "__rmatmul__"), "negative": ("__neg__",), "positive": ("__pos__",),
 }
 #: ufuncs (NumPy's or SciPy's) whose batchviz function has another name
-_BATCHVIZ_FOR_UFUNC = {"maximum": "bv.relu(x) for np.maximum(x, 0)", "expit": "bv.logistic(x)"}
+_BATCHVIZ_FOR_UFUNC = {"maximum": "bv.relu(x) for np.maximum(x, 0)", "expit": "bv.logistic(x)",
+                       "arcsin": "bv.asin(x)", "arccos": "bv.acos(x)", "arctan": "bv.atan(x)",
+                       "arcsinh": "bv.asinh(x)", "arccosh": "bv.acosh(x)",
+                       "arctanh": "bv.atanh(x)"}
 
 
 def _no_operator(other):

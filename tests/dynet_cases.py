@@ -66,6 +66,11 @@ def positive(dy, p):
     return dy.square(p) + 0.5
 
 
+def inside_one(dy, p):
+    """Values in ``(-0.9, 0.9)``, inside the domain of ``asin``, ``acos`` and ``atanh``."""
+    return dy.tanh(p) * 0.9
+
+
 X4 = [0.3, -1.2, 0.8, 2.0]
 XB = np.arange(12, dtype=np.float32).reshape(4, 3) / 7.0 - 0.6   # four rows, three instances
 #: three images (4, 5, 2), and two (5, 4) matrices as a list of arrays (DyNet: a minibatch)
@@ -86,11 +91,26 @@ OP_CASES = {
     "cube": ([(4,)], lambda dy, P: dy.cube(P[0])),
     "sin": ([(4,)], lambda dy, P: dy.sin(P[0])),
     "cos": ([(4,)], lambda dy, P: dy.cos(P[0])),
+    "tan": ([(4,)], lambda dy, P: dy.tan(P[0])),
+    "asin": ([(4,)], lambda dy, P: dy.asin(inside_one(dy, P[0]))),
+    "acos": ([(4,)], lambda dy, P: dy.acos(inside_one(dy, P[0]))),
+    "atan": ([(4,)], lambda dy, P: dy.atan(P[0] * 3.0)),
+    "sinh": ([(4,)], lambda dy, P: dy.sinh(P[0] * 3.0)),
+    "cosh": ([(4,)], lambda dy, P: dy.cosh(P[0] * 3.0)),
+    "asinh": ([(4,)], lambda dy, P: dy.asinh(P[0] * 3.0)),
+    "acosh": ([(4,)], lambda dy, P: dy.acosh(positive(dy, P[0]) + 1.0)),
+    "atanh": ([(4,)], lambda dy, P: dy.atanh(inside_one(dy, P[0]))),
+    "erf": ([(4,)], lambda dy, P: dy.erf(P[0] * 2.0)),
     "softsign": ([(4,)], lambda dy, P: dy.softsign(P[0])),
     "log_sigmoid": ([(4,)], lambda dy, P: dy.log_sigmoid(P[0])),
     "selu": ([(6,)], lambda dy, P: dy.selu(P[0])),
     "elu": ([(6,)], lambda dy, P: dy.elu(P[0], 0.7)),
     "elu default": ([(6,)], lambda dy, P: dy.elu(P[0])),
+    "silu": ([(6,)], lambda dy, P: dy.silu(P[0] * 4.0)),
+    "silu beta": ([(6,)], lambda dy, P: dy.silu(P[0] * 4.0, beta=0.5)),   # DyNet's gradient
+    "silu beta 2": ([(6,)], lambda dy, P: dy.silu(P[0] * 4.0, 2.0)),
+    "silu, a minibatch": ([(4,)], lambda dy, P: dy.silu(dy.cmult(P[0], batch(dy, XB)))),
+    "silu beta, a minibatch": ([(4,)], lambda dy, P: dy.silu(dy.cmult(P[0], batch(dy, XB)), 1.5)),
     # element-wise, two arguments, with DyNet's broadcasting
     "cmult": ([(3, 2), (3, 2)], lambda dy, P: dy.cmult(P[0], P[1])),
     "cmult column": ([(3, 2), (3, 1)], lambda dy, P: dy.cmult(P[0], P[1])),

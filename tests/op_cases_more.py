@@ -25,6 +25,12 @@ def probability(p):
     return bv.logistic(v(p))
 
 
+def inside_one(p):
+    """Values in ``(-0.9, 0.9)``: inside the domain of ``asin``, ``acos`` and ``atanh``, away
+    from its ends, where the slopes grow without bound."""
+    return bv.scale(bv.tanh(v(p)), 0.9)
+
+
 MORE_CASES = {
     "abs": ([(5,)], lambda P, k: bv.abs(v(P[0]))),
     "selu": ([(6,)], lambda P, k: bv.selu(v(P[0]))),
@@ -33,10 +39,21 @@ MORE_CASES = {
     "cube": ([(4,)], lambda P, k: bv.cube(v(P[0]))),
     "sin": ([(4,)], lambda P, k: bv.sin(v(P[0]))),
     "cos": ([(4,)], lambda P, k: bv.cos(v(P[0]))),
+    "tan": ([(4,)], lambda P, k: bv.tan(bv.tanh(v(P[0])))),         # |x| < 1, far from pi / 2
+    "asin": ([(4,)], lambda P, k: bv.asin(inside_one(P[0]))),
+    "acos": ([(4,)], lambda P, k: bv.acos(inside_one(P[0]))),
+    "atan": ([(4,)], lambda P, k: bv.atan(v(P[0]))),
+    "sinh": ([(4,)], lambda P, k: bv.sinh(v(P[0]))),
+    "cosh": ([(4,)], lambda P, k: bv.cosh(v(P[0]))),
+    "asinh": ([(4,)], lambda P, k: bv.asinh(v(P[0]))),
+    "acosh": ([(4,)], lambda P, k: bv.acosh(bv.shift(positive(P[0]), 1.0))),   # x > 1
+    "atanh": ([(4,)], lambda P, k: bv.atanh(inside_one(P[0]))),
+    "erf": ([(4,)], lambda P, k: bv.erf(v(P[0]))),
     "pow": ([(4,), (4,)], lambda P, k: bv.pow(positive(P[0]), v(P[1]))),
     "bmax": ([(5,), (5,)], lambda P, k: bv.bmax(v(P[0]), v(P[1]))),
     "bmin": ([(5,), (5,)], lambda P, k: bv.bmin(v(P[0]), v(P[1]))),
     "elu": ([(6,)], lambda P, k: bv.elu(v(P[0]), 0.5 + k)),     # alpha per node
+    "silu": ([(6,)], lambda P, k: bv.silu(v(P[0]), [1.0, 0.5, 2.0, 0.0][k % 4])),  # beta per node
     "scale_gradient": ([(4,)], lambda P, k: bv.scale_gradient(v(P[0]), 1.0)),  # see test_dynet_ops
     "sum_axes": ([(2, 3, 4)], lambda P, k: bv.sum_axes(v(P[0]), [(0,), (1, 2), (2,)][k % 3])),
     "max_axis": ([(3, 4)], lambda P, k: [bv.max_axis(v(P[0]), 0), bv.max_axis(v(P[0]), 1),

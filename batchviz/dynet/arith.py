@@ -1,5 +1,5 @@
-"""DyNet's element-wise and affine ops: activations, ``cmult``, ``cdiv``, ``pow``, ``bmax``,
-``colwise_add``, sums and maxima of lists, ``affine_transform``.
+"""DyNet's element-wise and affine ops: activations, math functions, ``cmult``, ``cdiv``,
+``pow``, ``bmax``, ``colwise_add``, sums and maxima of lists, ``affine_transform``.
 
 Each is the batchviz op of the same meaning on the node ``e.x``; the minibatch size ``bd``
 follows DyNet's rules (an op of a batched and an unbatched argument is batched: the
@@ -57,6 +57,16 @@ abs = _unary(bv.abs, "abs", "``|x|``.")  # noqa: A001
 cube = _unary(bv.cube, "cube", "``x ** 3``.")
 sin = _unary(bv.sin, "sin", "Sine.")
 cos = _unary(bv.cos, "cos", "Cosine.")
+tan = _unary(bv.tan, "tan", "Tangent.")
+asin = _unary(bv.asin, "asin", "Arcsine (``-1 <= x <= 1``).")
+acos = _unary(bv.acos, "acos", "Arccosine (``-1 <= x <= 1``).")
+atan = _unary(bv.atan, "atan", "Arctangent.")
+sinh = _unary(bv.sinh, "sinh", "Hyperbolic sine.")
+cosh = _unary(bv.cosh, "cosh", "Hyperbolic cosine.")
+asinh = _unary(bv.asinh, "asinh", "Inverse hyperbolic sine.")
+acosh = _unary(bv.acosh, "acosh", "Inverse hyperbolic cosine (``x >= 1``).")
+atanh = _unary(bv.atanh, "atanh", "Inverse hyperbolic tangent (``-1 < x < 1``).")
+erf = _unary(bv.erf, "erf", "The Gaussian error function.")
 softsign = _unary(bv.softsign, "softsign", "``x / (1 + |x|)``.")
 log_sigmoid = _unary(bv.log_sigmoid, "log_sigmoid", "``log(sigmoid(x))``, without overflow.")
 selu = _unary(bv.selu, "selu", "The scaled exponential linear unit.")
@@ -65,6 +75,19 @@ selu = _unary(bv.selu, "selu", "The scaled exponential linear unit.")
 def elu(x, alpha: float = 1.0) -> Expression:
     """``x`` where positive, else ``alpha * (exp(x) - 1)``."""
     return Expression(bv.elu(as_expression(x, "elu").x, alpha), x.bd)
+
+
+def silu(x, beta: float = 1.0) -> Expression:
+    """``x * sigmoid(beta * x)`` (SiLU, swish), with DyNet 2.1's gradient: ``s + x * s * (1 -
+    s)``, ``s = sigmoid(beta * x)``, which lacks the true gradient's factor ``beta`` in its
+    second term. For ``beta = 1`` the two agree and this is one node (``bv.silu``); for
+    another ``beta`` it is ``x * sigmoid(z)`` with ``z = x + (beta - 1) * x``, the second
+    term without gradient, so that ``z`` is ``beta * x`` but passes gradients on unscaled."""
+    x = as_expression(x, "silu")
+    if beta == 1:
+        return Expression(bv.silu(x.x), x.bd)
+    z = bv.add(x.x, bv.nobackprop(bv.scale(x.x, beta - 1.0)))
+    return Expression(bv.cmult(x.x, bv.logistic(z)), x.bd)
 
 
 def cmult(x, y) -> Expression:
@@ -212,6 +235,7 @@ def _conv(x, f, b, stride, is_valid, who: str) -> Expression:
 
 
 __all__ = ["tanh", "logistic", "sigmoid", "rectify", "relu", "exp", "log", "square", "sqrt",
-           "abs", "cube", "sin", "cos", "softsign", "log_sigmoid", "selu", "elu", "cmult", "cdiv",
+           "abs", "cube", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+           "acosh", "atanh", "erf", "softsign", "log_sigmoid", "selu", "elu", "silu", "cmult", "cdiv",
            "pow", "bmax", "bmin", "colwise_add", "esum", "average", "emax", "logsumexp",
            "affine_transform", "conv2d", "conv2d_bias", "maxpooling2d"]

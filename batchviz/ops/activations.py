@@ -1,15 +1,22 @@
-"""More element-wise ops: the activations and comparisons of DyNet's list beyond the
-classic ones in :mod:`batchviz.ops.elementwise` (``abs``, ``selu``, ``softsign``,
-``log_sigmoid``, ``cube``, ``sin``, ``cos``, ``pow``, ``bmax``, ``bmin``).
+"""More element-wise ops: the activations, math functions and comparisons of DyNet's list
+beyond the classic ones in :mod:`batchviz.ops.elementwise` (``abs``, ``selu``, ``softsign``,
+``log_sigmoid``, ``cube``, the trigonometric and hyperbolic functions and their inverses,
+``erf``, ``pow``, ``bmax``, ``bmin``).
 
 They are element-wise in the paper's sense (App. A): the signature is the op's name alone,
 the kernels see a batch as one flat array, and nodes of any shape batch together.
 """
 from __future__ import annotations
 
+import math
+
+from .. import backend
 from .base import register
 from ._build import binary_elementwise, unary_elementwise
 from .elementwise import Elementwise
+
+#: the slope of ``erf`` at 0: ``erf'(x) = 2 / sqrt(pi) * exp(-x ** 2)``
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 #: SELU's constants (Klambauer et al., 2017), as DyNet writes them
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -98,6 +105,124 @@ class Cos(Elementwise):
         return [-g * xp.sin(ins[0])]
 
 
+class Tan(Elementwise):
+    name = "tan"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.tan(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g * (1.0 + out * out)]  # 1 / cos^2 x = 1 + tan^2 x
+
+
+class Asin(Elementwise):
+    """``arcsin x``, for ``-1 <= x <= 1``."""
+
+    name = "asin"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.arcsin(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        x = ins[0]
+        return [g / xp.sqrt(1.0 - x * x)]
+
+
+class Acos(Elementwise):
+    """``arccos x``, for ``-1 <= x <= 1``."""
+
+    name = "acos"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.arccos(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        x = ins[0]
+        return [-g / xp.sqrt(1.0 - x * x)]
+
+
+class Atan(Elementwise):
+    name = "atan"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.arctan(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        x = ins[0]
+        return [g / (1.0 + x * x)]
+
+
+class Sinh(Elementwise):
+    name = "sinh"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.sinh(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g * xp.cosh(ins[0])]
+
+
+class Cosh(Elementwise):
+    name = "cosh"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.cosh(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g * xp.sinh(ins[0])]
+
+
+class Asinh(Elementwise):
+    name = "asinh"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.arcsinh(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        # 1 / sqrt(x^2 + 1) = 1 / cosh(asinh x): no x^2 to overflow for large |x|
+        return [g / xp.cosh(out)]
+
+
+class Acosh(Elementwise):
+    """``arcosh x``, for ``x >= 1``."""
+
+    name = "acosh"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.arccosh(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        # 1 / sqrt(x^2 - 1) = 1 / sinh(acosh x): no x^2 to overflow for large x
+        return [g / xp.sinh(out)]
+
+
+class Atanh(Elementwise):
+    """``artanh x``, for ``-1 < x < 1``."""
+
+    name = "atanh"
+
+    def forward(self, xp, ins, attrs, n):
+        return xp.arctanh(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        x = ins[0]
+        return [g / (1.0 - x * x)]
+
+
+class Erf(Elementwise):
+    """The Gaussian error function ``2 / sqrt(pi) * integral of exp(-t^2) from 0 to x``
+    (NumPy has none: :func:`batchviz.backend.erf`)."""
+
+    name = "erf"
+
+    def forward(self, xp, ins, attrs, n):
+        return backend.erf(xp, ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        x = ins[0]
+        return [g * TWO_OVER_SQRT_PI * xp.exp(-x * x)]
+
+
 class Pow(Elementwise):
     """``x ** y`` element by element (``x`` positive where ``y`` is not an integer)."""
 
@@ -149,8 +274,21 @@ log_sigmoid = unary_elementwise(register(LogSigmoid()), "``log(sigmoid(x))``, el
 cube = unary_elementwise(register(Cube()), "``x ** 3``, element by element.")
 sin = unary_elementwise(register(Sin()), "sine, element by element.")
 cos = unary_elementwise(register(Cos()), "cosine, element by element.")
+tan = unary_elementwise(register(Tan()), "tangent, element by element.")
+asin = unary_elementwise(register(Asin()), "arcsine, element by element (``-1 <= x <= 1``).")
+acos = unary_elementwise(register(Acos()), "arccosine, element by element (``-1 <= x <= 1``).")
+atan = unary_elementwise(register(Atan()), "arctangent, element by element.")
+sinh = unary_elementwise(register(Sinh()), "hyperbolic sine, element by element.")
+cosh = unary_elementwise(register(Cosh()), "hyperbolic cosine, element by element.")
+asinh = unary_elementwise(register(Asinh()), "inverse hyperbolic sine, element by element.")
+acosh = unary_elementwise(register(Acosh()),
+                          "inverse hyperbolic cosine, element by element (``x >= 1``).")
+atanh = unary_elementwise(register(Atanh()),
+                          "inverse hyperbolic tangent, element by element (``-1 < x < 1``).")
+erf = unary_elementwise(register(Erf()), "the Gaussian error function, element by element.")
 pow = binary_elementwise(register(Pow()), "``x ** y`` for two same-shaped expressions.")  # noqa: A001
 bmax = binary_elementwise(register(BMax()), "the larger of two same-shaped expressions, element by element.")
 bmin = binary_elementwise(register(BMin()), "the smaller of two same-shaped expressions, element by element.")
 
-__all__ = ["abs", "selu", "softsign", "log_sigmoid", "cube", "sin", "cos", "pow", "bmax", "bmin"]
+__all__ = ["abs", "selu", "softsign", "log_sigmoid", "cube", "sin", "cos", "tan", "asin", "acos",
+           "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "pow", "bmax", "bmin"]

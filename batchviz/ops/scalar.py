@@ -1,5 +1,6 @@
 """Ops of one expression and a Python number: ``x * 0.5``, ``x / 3``, ``x + 1``, ``1 - x``,
-the ELU of slope ``alpha`` and gradient scaling (``nobackprop``, ``flip_gradient``).
+the ELU of slope ``alpha``, the SiLU of ``beta`` and gradient scaling (``nobackprop``,
+``flip_gradient``).
 
 The number is an attribute of each node, not part of the signature, so ``x * 0.5`` and
 ``y * 2`` batch together (the kernel multiplies by a column of per-node numbers).
@@ -71,6 +72,28 @@ class Elu(_WithNumber):
         return [g * slope]
 
 
+def _sigmoid(xp, z):
+    """``1 / (1 + exp(-z))`` as ``0.5 * (1 + tanh(z / 2))``, which never overflows."""
+    return 0.5 * (xp.tanh(0.5 * z) + 1.0)
+
+
+class Silu(_WithNumber):
+    """The sigmoid-weighted linear unit ``x * sigmoid(beta * x)`` (SiLU, or swish: Elfwing
+    et al., 2017; Ramachandran et al., 2017), ``beta`` per node."""
+
+    name = "silu"
+
+    def forward(self, xp, ins, attrs, n):
+        x = ins[0]
+        return x * _sigmoid(xp, _column(attrs, x.ndim) * x)
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        x = ins[0]
+        beta = _column(attrs, x.ndim)
+        s = _sigmoid(xp, beta * x)
+        return [g * (s + beta * out * (1.0 - s))]  # x beta s (1 - s) = beta out (1 - s)
+
+
 class GradientScale(_WithNumber):
     """The identity forward; backward, the gradient times a per-node number: 0 stops it
     (DyNet's ``nobackprop``, a constant parameter), -1 flips it (``flip_gradient``)."""
@@ -89,6 +112,7 @@ class GradientScale(_WithNumber):
 _SCALE = register(Scale())
 _SHIFT = register(Shift())
 _ELU = register(Elu())
+_SILU = register(Silu())
 _GRADIENT_SCALE = register(GradientScale())
 
 
@@ -116,6 +140,11 @@ def elu(x, alpha=1.0):
     return build_memoized(_ELU, x, _number(alpha, "elu"))
 
 
+def silu(x, beta=1.0):
+    """The sigmoid-weighted linear unit (swish): ``x * sigmoid(beta * x)``."""
+    return build_memoized(_SILU, x, _number(beta, "silu"))
+
+
 def scale_gradient(x, factor):
     """``x`` unchanged, whose gradient is multiplied by ``factor`` on the way back."""
     return build_memoized(_GRADIENT_SCALE, x, _number(factor, "scale_gradient"))
@@ -131,4 +160,4 @@ def flip_gradient(x):
     return build_memoized(_GRADIENT_SCALE, x, -1.0)
 
 
-__all__ = ["scale", "shift", "elu", "scale_gradient", "nobackprop", "flip_gradient"]
+__all__ = ["scale", "shift", "elu", "silu", "scale_gradient", "nobackprop", "flip_gradient"]

@@ -53,6 +53,12 @@ def run_case(dy, specs, build, renew=None) -> dict:
             "grads": [p.grad_as_array() for p in params]}
 
 
+#: cases whose gradients differ from DyNet's on purpose: DyNet 2.1's is wrong there (silu's
+#: lacks the factor beta); their values are compared, and their gradients are checked
+#: against finite differences in tests/test_gradcheck.py
+WRONG_GRADIENT_IN_DYNET = {"silu beta", "silu beta 2", "silu beta, a minibatch"}
+
+
 def vec(dy, values):
     return dy.inputVector([float(v) for v in values])
 
@@ -107,7 +113,7 @@ OP_CASES = {
     "elu": ([(6,)], lambda dy, P: dy.elu(P[0], 0.7)),
     "elu default": ([(6,)], lambda dy, P: dy.elu(P[0])),
     "silu": ([(6,)], lambda dy, P: dy.silu(P[0] * 4.0)),
-    "silu beta": ([(6,)], lambda dy, P: dy.silu(P[0] * 4.0, beta=0.5)),   # DyNet's gradient
+    "silu beta": ([(6,)], lambda dy, P: dy.silu(P[0] * 4.0, beta=0.5)),   # (values only)
     "silu beta 2": ([(6,)], lambda dy, P: dy.silu(P[0] * 4.0, 2.0)),
     "silu, a minibatch": ([(4,)], lambda dy, P: dy.silu(dy.cmult(P[0], batch(dy, XB)))),
     "silu beta, a minibatch": ([(4,)], lambda dy, P: dy.silu(dy.cmult(P[0], batch(dy, XB)), 1.5)),

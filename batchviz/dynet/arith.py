@@ -78,16 +78,11 @@ def elu(x, alpha: float = 1.0) -> Expression:
 
 
 def silu(x, beta: float = 1.0) -> Expression:
-    """``x * sigmoid(beta * x)`` (SiLU, swish), with DyNet 2.1's gradient: ``s + x * s * (1 -
-    s)``, ``s = sigmoid(beta * x)``, which lacks the true gradient's factor ``beta`` in its
-    second term. For ``beta = 1`` the two agree and this is one node (``bv.silu``); for
-    another ``beta`` it is ``x * sigmoid(z)`` with ``z = x + (beta - 1) * x``, the second
-    term without gradient, so that ``z`` is ``beta * x`` but passes gradients on unscaled."""
+    """``x * sigmoid(beta * x)`` (SiLU, swish). Its gradient is the true one, ``s + beta * x
+    * s * (1 - s)`` with ``s = sigmoid(beta * x)``; DyNet 2.1's lacks the factor ``beta``
+    (they agree for ``beta = 1``), see "What differs" in the docs."""
     x = as_expression(x, "silu")
-    if beta == 1:
-        return Expression(bv.silu(x.x), x.bd)
-    z = bv.add(x.x, bv.nobackprop(bv.scale(x.x, beta - 1.0)))
-    return Expression(bv.cmult(x.x, bv.logistic(z)), x.bd)
+    return Expression(bv.silu(x.x, beta), x.bd)
 
 
 def cmult(x, y) -> Expression:

@@ -227,6 +227,11 @@ OP_CASES = {
     "conv2d and maxpooling2d of a list of matrices": ([(5, 4), (3, 3, 1, 2)], lambda dy, P: dy.maxpooling2d(
         dy.conv2d(dy.cmult(P[0], dy.inputTensor(MATRICES)), P[1], [1, 1], is_valid=False),
         [2, 2], [2, 2])),
+    "kmax_pooling": ([(3, 5)], lambda dy, P: dy.kmax_pooling(P[0], 2)),
+    "kmax_pooling d=0": ([(3, 5)], lambda dy, P: dy.kmax_pooling(P[0], 2, d=0)),
+    "kmax_pooling, a minibatch": ([(4,)], lambda dy, P: dy.kmax_pooling(
+        dy.cmult(P[0], batch(dy, XB)), 3, d=0)),
+    "filter1d_narrow": ([(3, 6), (3, 2)], lambda dy, P: dy.filter1d_narrow(P[0], P[1])),
     "a CNN over looked-up words": ([("lookup", (6, 1, 1, 3)), (1, 2, 3, 4), (4,)],
                                    lambda dy, P: dy.rectify(dy.reshape(dy.max_dim(
                                        dy.conv2d_bias(dy.concatenate([P[0][w] for w in (1, 4, 2, 5)], d=1),

@@ -90,6 +90,10 @@ MORE_CASES = {
                                                                       probability(P[1]))),
     "pickneglogsoftmax_columns": ([(4, 3)], lambda P, k: bv.pickneglogsoftmax_columns(
         v(P[0]), [k % 4, (k + 1) % 4, 2])),
+    "kmax_axis": ([(3, 5), (2, 4, 3)], lambda P, k: [
+        bv.kmax_axis(v(P[0]), 2, 1),                       # the two largest of every row
+        bv.kmax_axis(v(P[1]), 1 + k % 2, 0),
+    ][k % 2]),
     # well-conditioned matrices: A + 3 I, and A A^T + I (a positive determinant)
     "inverse": ([(3, 3)], lambda P, k: bv.inverse(v(P[0]) * (1.0 + 0.1 * k) + well(3))),
     "logdet": ([(3, 3)], lambda P, k: bv.logdet(

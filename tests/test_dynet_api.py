@@ -564,3 +564,16 @@ def test_matrix_functions_say_what_is_wrong_and_a_negative_determinant_is_nan():
         dy.inverse(dy.inputTensor(np.ones((2, 3))))
     with pytest.raises(NotImplementedError, match="logdet of a minibatch of matrices"):
         dy.logdet(dy.inputTensor(np.ones((2, 2, 3)), batched=True))
+
+
+def test_kmax_pooling_and_filter1d_narrow_say_what_is_wrong():
+    dy.renew_cg()
+    sentence = dy.inputTensor(np.arange(10.0).reshape(2, 5))
+    with pytest.raises(ValueError, match="k=6 must be between 1 and the 5 entries of axis 1"):
+        dy.kmax_pooling(sentence, 6)
+    with pytest.raises(ValueError, match="filter1d_narrow: needs a \\(d, n\\) matrix and a "
+                                         "\\(d, k\\) filter"):
+        dy.filter1d_narrow(sentence, dy.inputTensor(np.ones((3, 2))))
+    with pytest.raises(NotImplementedError, match="filter1d_narrow of a minibatch"):
+        dy.filter1d_narrow(dy.inputTensor(np.ones((2, 5, 3)), batched=True),
+                           dy.inputTensor(np.ones((2, 2))))

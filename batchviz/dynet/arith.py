@@ -205,6 +205,34 @@ def maxpooling2d(x, ksize, stride, is_valid: bool = True) -> Expression:
     return Expression(pooled, x.bd)
 
 
+def kmax_pooling(x, k: int, d: int = 1) -> Expression:
+    """The ``k`` largest entries along dimension ``d`` (1: of every row of a matrix), in the
+    order they stand in, as DyNet's (k-max pooling over a sentence's positions)."""
+    x = as_expression(x, "kmax_pooling")
+    dims = dims_of(x)
+    if not 0 <= d < len(dims):
+        raise ValueError(f"kmax_pooling: dimension {d} out of range for {x.dim()}")
+    return Expression(bv.kmax_axis(to_shape(x, dims, x.bd), k, d), x.bd)
+
+
+def filter1d_narrow(x, f) -> Expression:
+    """DyNet's narrow one-dimensional convolution of the matrix ``x`` (``(d, n)``, a
+    sentence's vectors as columns) by the filter ``f`` (``(d, k)``): output column ``j`` is
+    the sum of ``x[:, j:j+k]`` times ``f``, a ``(1, n - k + 1)`` row. It is ``conv2d`` of
+    ``x`` as a one-channel image by a one-filter ``(d, k, 1, 1)`` filter, "VALID"."""
+    x, f = as_expression(x, "filter1d_narrow"), as_expression(f, "filter1d_narrow")
+    if x.bd != 1 or f.bd != 1:
+        raise NotImplementedError("filter1d_narrow of a minibatch: build one expression per "
+                                  "instance and let autobatching batch them (--dynet-autobatch 1)")
+    dx, df = dims_of(x), dims_of(f)
+    if len(dx) != 2 or len(df) != 2 or dx[0] != df[0] or df[1] > dx[1]:
+        raise ValueError(f"filter1d_narrow: needs a (d, n) matrix and a (d, k) filter with "
+                         f"k <= n, got {x.dim()} and {f.dim()}")
+    image = bv.reshape(x.x, dx + (1,))
+    row = bv.conv2d(image, bv.reshape(f.x, df + (1, 1)), stride=(1, 1), valid=True)
+    return Expression(bv.reshape(row, (1, dx[1] - df[1] + 1)), 1)
+
+
 def _image(x: Expression, who: str):
     """The batchviz node of ``x``, a DyNet image ``(H, W)`` or ``(H, W, C)`` (a matrix is
     one channel), as ``(H, W, C)``, or ``(H, W, C, bd)`` for a minibatch of images (the
@@ -229,8 +257,9 @@ def _conv(x, f, b, stride, is_valid, who: str) -> Expression:
                                 b=None if b is None else to_shape(b, dims_of(b), 1)), x.bd)
 
 
-__all__ = ["tanh", "logistic", "sigmoid", "rectify", "relu", "exp", "log", "square", "sqrt",
-           "abs", "cube", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
-           "acosh", "atanh", "erf", "softsign", "log_sigmoid", "selu", "elu", "silu", "cmult", "cdiv",
+__all__ = ["tanh", "logistic", "sigmoid", "rectify", "relu", "exp", "log", "square", "sqrt", "abs",
+           "cube", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+           "atanh", "erf", "softsign", "log_sigmoid", "selu", "elu", "silu", "cmult", "cdiv",
            "pow", "bmax", "bmin", "colwise_add", "esum", "average", "emax", "logsumexp",
-           "affine_transform", "conv2d", "conv2d_bias", "maxpooling2d"]
+           "affine_transform", "conv2d", "conv2d_bias", "maxpooling2d", "kmax_pooling",
+           "filter1d_narrow"]

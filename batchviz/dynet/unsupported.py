@@ -5,8 +5,6 @@ from __future__ import annotations
 
 #: DyNet's name -> what to use instead
 INSTEAD = {
-    "filter1d_narrow": "matrix products over dy.select_cols windows",
-    "kmax_pooling": "dy.max_dim (k = 1)",
     "fold_rows": "dy.reshape and dy.sum_dim",
     "circ_conv": "a matrix product with a circulant matrix built from the input",
     "circ_corr": "see circ_conv",

@@ -1,5 +1,5 @@
-"""Reductions over chosen axes: ``sum_axes``, ``max_axis`` / ``min_axis`` and
-``logsumexp_axis``.
+"""Reductions over chosen axes: ``sum_axes``, ``max_axis`` / ``min_axis``,
+``logsumexp_axis`` and ``kmax_axis`` (the ``k`` largest, DyNet's ``kmax_pooling``).
 
 :mod:`batchviz.ops.reductions` reduces a whole value to a scalar. These keep the other
 axes: the sum of a matrix's rows, the maximum of every column, the sums of a minibatch
@@ -115,9 +115,49 @@ class LogSumExpAxis(Op):
         return [xp.exp(x - xp.expand_dims(out, axis)) * xp.expand_dims(g, axis)]
 
 
+class KMaxAxis(Op):
+    """The ``k`` largest entries along one axis, in the order they stand in (k-max pooling,
+    Kalchbrenner et al., 2014); of equal entries, the first ones. The gradient goes to the
+    entries taken. Attributes ``(axis, k)``."""
+
+    name = "kmax_axis"
+
+    def infer_shape(self, shapes, attrs):
+        axis, k = attrs
+        shape = shapes[0]
+        _check_axes(self, shape, (axis,))
+        if not 1 <= k <= shape[axis]:
+            raise self.error(f"k={k} must be between 1 and the {shape[axis]} entries of axis "
+                             f"{axis} of shape {shape}")
+        return shape[:axis] + (k,) + shape[axis + 1:]
+
+    def signature(self, graph, args, attrs, shape):
+        return (self.name, graph.shapes[args[0]], attrs), ()
+
+    def _taken(self, xp, x, attrs):
+        """``(kernel axis, positions)``: where the ``k`` largest stand, in ascending order."""
+        axis, k = attrs[0]
+        axis += 1
+        largest_first = xp.argsort(-x, axis=axis, kind="stable")   # ties: the first first
+        return axis, xp.sort(xp.take(largest_first, xp.arange(k), axis=axis), axis=axis)
+
+    def forward(self, xp, ins, attrs, n):
+        axis, taken = self._taken(xp, ins[0], attrs)
+        return xp.take_along_axis(ins[0], taken, axis=axis)
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        x = ins[0]
+        axis, taken = self._taken(xp, x, attrs)
+        positions = xp.arange(x.shape[axis]).reshape([-1 if a == axis else 1
+                                                      for a in range(x.ndim + 1)])
+        hits = positions == xp.expand_dims(taken, axis)   # (..., entries, k, ...)
+        return [(hits * xp.expand_dims(g, axis)).sum(axis=axis + 1)]
+
+
 _SUM_AXES = register(SumAxes())
 _MAX_AXIS = register(MaxAxis())
 _LOGSUMEXP_AXIS = register(LogSumExpAxis())
+_KMAX_AXIS = register(KMaxAxis())
 
 
 def _axis_list(x, axes, who: str) -> tuple:
@@ -153,4 +193,11 @@ def logsumexp_axis(x, axis: int):
     return build(_LOGSUMEXP_AXIS, (x,), _axis_list(x, axis, "logsumexp_axis")[0])
 
 
-__all__ = ["sum_axes", "max_axis", "min_axis", "logsumexp_axis"]
+def kmax_axis(x, k: int, axis: int):
+    """The ``k`` largest entries of ``x`` along ``axis``, in the order they stand in."""
+    if not isinstance(k, numbers.Integral):
+        raise TypeError(f"kmax_axis: k must be an int, got {type(k).__name__}")
+    return build(_KMAX_AXIS, (x,), (_axis_list(x, axis, "kmax_axis")[0], int(k)))
+
+
+__all__ = ["sum_axes", "max_axis", "min_axis", "logsumexp_axis", "kmax_axis"]

@@ -235,17 +235,26 @@ OP_CASES = {
     "max_dim": ([(3, 4)], lambda dy, P: dy.max_dim(P[0], 1)),
     "min_dim": ([(3, 4)], lambda dy, P: dy.min_dim(P[0], 0)),
     "logsumexp_dim": ([(3, 4)], lambda dy, P: dy.logsumexp_dim(P[0], 1)),
+    "argmax, zero_gradient": ([(5,)], lambda dy, P: dy.cmult(
+        dy.argmax(P[0], "zero_gradient"), P[0])),
+    "argmax, straight_through_gradient": ([(5,)], lambda dy, P: dy.argmax(
+        dy.tanh(P[0]), "straight_through_gradient")),
+    "argmax of a batch": ([(4,)], lambda dy, P: dy.argmax(
+        dy.cmult(P[0], batch(dy, XB)), "straight_through_gradient")),
     "std_elems": ([(5,)], lambda dy, P: dy.std_elems(P[0])),
     "std_dim": ([(3, 4)], lambda dy, P: dy.std_dim(P[0], [1], False)),
     "std_dim d=0": ([(3, 4)], lambda dy, P: dy.std_dim(P[0], [0], False)),
     # DyNet's Python std_dim passes n = 0 to C++ whatever n is
-    "std_dim of both dimensions, n ignored": ([(3, 4)], lambda dy, P: dy.std_dim(P[0], [0, 1], False, 5)),
-    "std_dim, batch": ([(4,)], lambda dy, P: dy.std_dim(dy.cmult(P[0], batch(dy, XB)), [0], False)),
+    "std_dim of both dimensions, n ignored": ([(3, 4)], lambda dy, P: dy.std_dim(
+        P[0], [0, 1], False, 5)),
+    "std_dim, batch": ([(4,)], lambda dy, P: dy.std_dim(
+        dy.cmult(P[0], batch(dy, XB)), [0], False)),
     "std_dim with batch": ([(4,)], lambda dy, P: dy.std_dim(dy.reshape(
         dy.cmult(P[0], batch(dy, XB)), (2, 2), 3), [1], True)),
     "std_batches": ([(4,)], lambda dy, P: dy.std_batches(dy.cmult(P[0], batch(dy, XB)))),
     "moment_elems": ([(5,)], lambda dy, P: dy.moment_elems(P[0], 3)),
-    "moment_elems, batch": ([(4,)], lambda dy, P: dy.moment_elems(dy.cmult(P[0], batch(dy, XB)), 2)),
+    "moment_elems, batch": ([(4,)], lambda dy, P: dy.moment_elems(
+        dy.cmult(P[0], batch(dy, XB)), 2)),
     "moment_dim n=2": ([(3, 4)], lambda dy, P: dy.moment_dim(P[0], [1], 3, False, 2)),
     "moment_dim with batch": ([(4,)], lambda dy, P: dy.moment_dim(dy.reshape(
         dy.cmult(P[0], batch(dy, XB)), (2, 2), 3), [0], 2, True)),

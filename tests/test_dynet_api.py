@@ -173,6 +173,9 @@ def test_stale_expressions_raise():
     (lambda: dy.poisson_loss(dy.scalarInput(0.5), 2.5), ValueError, "integer >= 0"),
     (lambda: dy.weight_norm(dy.inputVector([1.0, 2.0]), dy.inputVector([1.0, 2.0])),
      ValueError, "one number"),
+    (lambda: dy.argmax(dy.inputVector([1.0, 2.0]), "zero"), ValueError, "gradient mode"),
+    (lambda: dy.argmax(dy.inputTensor(np.ones((2, 2))), "zero_gradient"), ValueError,
+     "needs a vector"),
 ])
 def test_mistakes_are_reported_where_they_are_made(build, error, message):
     dy.renew_cg()

@@ -1,6 +1,6 @@
-"""DyNet's reductions: sums, means, standard deviations, moments, maxima and norms over
-elements, dimensions and the minibatch, running sums (``cumsum``, ``fold_rows``), and
-``layer_norm``, ``weight_norm`` and ``trace_of_product``.
+"""DyNet's reductions: sums, means, standard deviations, moments, maxima (and ``argmax``)
+and norms over elements, dimensions and the minibatch, running sums (``cumsum``,
+``fold_rows``), and ``layer_norm``, ``weight_norm`` and ``trace_of_product``.
 
 A reduction over a batched expression reduces each instance (DyNet's ``sum_elems`` of a
 minibatch is a minibatch of sums); ``sum_batches`` and ``mean_batches`` reduce over the
@@ -97,6 +97,21 @@ def max_dim(x, d: int = 0) -> Expression:
 
 def min_dim(x, d: int = 0) -> Expression:
     return _extreme(x, d, "min")
+
+
+def argmax(x, gradient_mode: str) -> Expression:
+    """The one-hot vector of the maximum of a vector (of each instance's), 1 at the first of
+    equal maxima. ``gradient_mode``: ``"zero_gradient"`` passes no gradient back,
+    ``"straight_through_gradient"`` passes it as it comes (Bengio et al., 2013)."""
+    x = as_expression(x, "argmax")
+    if gradient_mode not in ("zero_gradient", "straight_through_gradient"):
+        raise ValueError(f"argmax: unknown gradient mode {gradient_mode!r} (as in DyNet: "
+                         "'zero_gradient' or 'straight_through_gradient')")
+    dims = dims_of(x)
+    if len(dims) != 1:
+        raise ValueError(f"argmax: needs a vector, as in DyNet, got dimension {x.dim()}")
+    return Expression(bv.argmax_axis(to_shape(x, dims, x.bd), 0,
+                                     gradient_mode == "straight_through_gradient"), x.bd)
 
 
 def logsumexp_dim(x, d: int = 0) -> Expression:
@@ -253,7 +268,7 @@ def layer_norm(x, g, b) -> Expression:
 
 
 __all__ = ["sum_elems", "mean_elems", "sum_dim", "mean_dim", "sum_batches", "mean_batches",
-           "max_dim", "min_dim", "logsumexp_dim", "squared_norm", "l2_norm", "dot_product",
-           "squared_distance", "l1_distance", "std_elems", "std_dim", "std_batches",
-           "moment_elems", "moment_dim", "moment_batches", "cumsum", "fold_rows",
+           "max_dim", "min_dim", "argmax", "logsumexp_dim", "squared_norm", "l2_norm",
+           "dot_product", "squared_distance", "l1_distance", "std_elems", "std_dim",
+           "std_batches", "moment_elems", "moment_dim", "moment_batches", "cumsum", "fold_rows",
            "trace_of_product", "weight_norm", "layer_norm"]

@@ -17,7 +17,6 @@ INSTEAD = {
     "contract3d_1d_1d_bias": "two matrix products after dy.reshape, then +",
     "sparsemax": "dy.softmax",
     "constrained_softmax": "dy.softmax",
-    "argmax": "np.argmax of expr.npvalue()",
     "round": "NumPy on expr.npvalue()",
     "ceil": "NumPy on expr.npvalue()",
     "floor": "NumPy on expr.npvalue()",

@@ -184,6 +184,9 @@ OP_CASES = {
     "squared_norm, batch": ([(4,)], lambda dy, P: dy.squared_norm(dy.cmult(P[0], batch(dy, XB)))),
     "l2_norm": ([(4,)], lambda dy, P: dy.l2_norm(P[0])),
     "l1_distance": ([(4,), (4,)], lambda dy, P: dy.l1_distance(P[0], P[1])),
+    "trace_of_product": ([(3, 4), (3, 4)], lambda dy, P: dy.trace_of_product(P[0], P[1])),
+    "weight_norm": ([(3, 4), (1,)], lambda dy, P: dy.weight_norm(P[0], P[1])),
+    "weight_norm, a (1, 1) gain": ([(5,), (1, 1)], lambda dy, P: dy.weight_norm(P[0], P[1])),
     # structure
     "concatenate": ([(3,), (2,)], lambda dy, P: dy.concatenate([P[0], P[1], P[0]])),
     "concatenate d=1": ([(3, 2), (3, 1)], lambda dy, P: dy.concatenate([P[0], P[1]], d=1)),
@@ -267,7 +270,38 @@ OP_CASES = {
     "max_dim": ([(3, 4)], lambda dy, P: dy.max_dim(P[0], 1)),
     "min_dim": ([(3, 4)], lambda dy, P: dy.min_dim(P[0], 0)),
     "logsumexp_dim": ([(3, 4)], lambda dy, P: dy.logsumexp_dim(P[0], 1)),
+    "argmax, zero_gradient": ([(5,)], lambda dy, P: dy.cmult(
+        dy.argmax(P[0], "zero_gradient"), P[0])),
+    "argmax, straight_through_gradient": ([(5,)], lambda dy, P: dy.argmax(
+        dy.tanh(P[0]), "straight_through_gradient")),
+    "argmax of a batch": ([(4,)], lambda dy, P: dy.argmax(
+        dy.cmult(P[0], batch(dy, XB)), "straight_through_gradient")),
     "std_elems": ([(5,)], lambda dy, P: dy.std_elems(P[0])),
+    "std_dim": ([(3, 4)], lambda dy, P: dy.std_dim(P[0], [1], False)),
+    "std_dim d=0": ([(3, 4)], lambda dy, P: dy.std_dim(P[0], [0], False)),
+    # DyNet's Python std_dim passes n = 0 to C++ whatever n is
+    "std_dim of both dimensions, n ignored": ([(3, 4)], lambda dy, P: dy.std_dim(
+        P[0], [0, 1], False, 5)),
+    "std_dim, batch": ([(4,)], lambda dy, P: dy.std_dim(
+        dy.cmult(P[0], batch(dy, XB)), [0], False)),
+    "std_dim with batch": ([(4,)], lambda dy, P: dy.std_dim(dy.reshape(
+        dy.cmult(P[0], batch(dy, XB)), (2, 2), 3), [1], True)),
+    "std_batches": ([(4,)], lambda dy, P: dy.std_batches(dy.cmult(P[0], batch(dy, XB)))),
+    "moment_elems": ([(5,)], lambda dy, P: dy.moment_elems(P[0], 3)),
+    "moment_elems, batch": ([(4,)], lambda dy, P: dy.moment_elems(
+        dy.cmult(P[0], batch(dy, XB)), 2)),
+    "moment_dim n=2": ([(3, 4)], lambda dy, P: dy.moment_dim(P[0], [1], 3, False, 2)),
+    "moment_dim with batch": ([(4,)], lambda dy, P: dy.moment_dim(dy.reshape(
+        dy.cmult(P[0], batch(dy, XB)), (2, 2), 3), [0], 2, True)),
+    "moment_batches": ([(4,)], lambda dy, P: dy.moment_batches(dy.cmult(P[0], batch(dy, XB)), 3)),
+    "cumsum": ([(5,)], lambda dy, P: dy.cumsum(P[0])),
+    "cumsum d=1": ([(3, 4)], lambda dy, P: dy.cumsum(P[0], 1)),
+    "cumsum, batch": ([(4,)], lambda dy, P: dy.cumsum(dy.cmult(P[0], batch(dy, XB)))),
+    "cumsum of a minibatch of images, d=1": ([(4, 5, 2)], lambda dy, P: dy.cumsum(
+        dy.cmult(P[0], batch(dy, IMAGES)), 1)),
+    "cumsum past the last dimension": ([(3,)], lambda dy, P: dy.cumsum(P[0], 1)),
+    "fold_rows": ([(6,)], lambda dy, P: dy.fold_rows(P[0])),
+    "fold_rows of a matrix, nrows=3": ([(6, 2)], lambda dy, P: dy.fold_rows(P[0], 3)),
     "layer_norm": ([(5,), (5,), (5,)], lambda dy, P: dy.layer_norm(P[0], P[1], P[2])),
     # softmax and losses
     "softmax": ([(5,)], lambda dy, P: dy.softmax(P[0])),
@@ -294,6 +328,15 @@ OP_CASES = {
     "hinge_dim d=1 margin": ([(4, 3)], lambda dy, P: dy.hinge_dim(P[0], [2, 0, 1, 1], d=1, m=0.5)),
     "binary_log_loss": ([(4,)], lambda dy, P: dy.binary_log_loss(    # targets are data: see
         dy.logistic(P[0]), vec(dy, [1.0, 0.0, 0.3, 1.0]))),            # test_dynet_api.py
+    # differences of either side of c (3 x 0.6 apart)
+    "huber_distance": ([(6,), (6,)], lambda dy, P: dy.huber_distance(P[0] * 3.0, P[1])),
+    "huber_distance c=0.5": ([(2, 3), (2, 3)], lambda dy, P: dy.huber_distance(P[0], P[1], 0.5)),
+    "pairwise_rank_loss": ([(1,), (1,)], lambda dy, P: dy.pairwise_rank_loss(P[0], P[1])),
+    "pairwise_rank_loss of rows, margin": ([(1, 5), (1, 5)], lambda dy, P: dy.pairwise_rank_loss(
+        P[0], P[1], 0.3)),
+    "pairwise_rank_loss, batch": ([(4,), (4,)], lambda dy, P: dy.pairwise_rank_loss(
+        dy.reshape(dy.cmult(P[0], batch(dy, XB)), (1, 4), 3),
+        dy.reshape(dy.cmult(P[1], batch(dy, XB)), (1, 4), 3), 0.2)),
     # inputs, lookups, constants, gradient modifiers
     "inputVector": ([(4,)], lambda dy, P: dy.cmult(P[0], vec(dy, X4))),
     "scalarInput": ([(4,)], lambda dy, P: P[0] * dy.scalarInput(1.5)),

@@ -59,6 +59,9 @@ MORE_CASES = {
     "max_axis": ([(3, 4)], lambda P, k: [bv.max_axis(v(P[0]), 0), bv.max_axis(v(P[0]), 1),
                                          bv.min_axis(v(P[0]), 1)][k % 3]),
     "logsumexp_axis": ([(3, 4)], lambda P, k: bv.logsumexp_axis(v(P[0]), k % 2)),
+    # the one-hot times x: its slope is the one-hot, none of it through argmax_axis (its
+    # straight-through gradient is no derivative: tests/dynet_cases.py checks it on DyNet's)
+    "argmax_axis": ([(3, 4)], lambda P, k: bv.cmult(bv.argmax_axis(v(P[0]), k % 2), v(P[0]))),
     "broadcast": ([(3,), (1,)], lambda P, k: [
         bv.broadcast(v(P[0]), (3, 1), (3, 4)),                         # a column repeated
         bv.broadcast(v(P[1]), (1, 1), (2, 3)),                         # a scalar everywhere

@@ -162,6 +162,20 @@ def test_stale_expressions_raise():
                                 dy.inputTensor(np.ones((3, 2)), batched=True)), ValueError,
      "minibatches"),
     (lambda: dy.inputVector([1.0, 2.0])[2], IndexError, "out of range"),
+    (lambda: dy.fold_rows(dy.inputTensor(np.ones((4, 3)), batched=True)), ValueError,
+     "first instance only"),
+    (lambda: dy.fold_rows(dy.inputVector([1.0, 2.0, 3.0])), ValueError, "multiple of 2 rows"),
+    (lambda: dy.moment_elems(dy.inputVector([1.0, 2.0]), 0), ValueError, "integer >= 1"),
+    (lambda: dy.huber_distance(dy.inputVector([1.0, 2.0]), dy.inputVector([1.0])), ValueError,
+     "same dimensions"),
+    (lambda: dy.pairwise_rank_loss(dy.inputVector([1.0, 2.0]), dy.inputVector([1.0, 0.0])),
+     ValueError, "rows"),
+    (lambda: dy.poisson_loss(dy.scalarInput(0.5), 2.5), ValueError, "integer >= 0"),
+    (lambda: dy.weight_norm(dy.inputVector([1.0, 2.0]), dy.inputVector([1.0, 2.0])),
+     ValueError, "one number"),
+    (lambda: dy.argmax(dy.inputVector([1.0, 2.0]), "zero"), ValueError, "gradient mode"),
+    (lambda: dy.argmax(dy.inputTensor(np.ones((2, 2))), "zero_gradient"), ValueError,
+     "needs a vector"),
 ])
 def test_mistakes_are_reported_where_they_are_made(build, error, message):
     dy.renew_cg()
@@ -254,6 +268,24 @@ def test_binary_log_loss_gradient_with_respect_to_the_targets(float64):
 
     loss_value()
     assert_central_differences(q._p, loss_value, q.grad_as_array(), [(0,), (1,), (2,)])
+
+
+def test_poisson_loss_gradient_takes_in_the_gradient_reaching_it(float64):
+    """DyNet's ``poisson_loss`` passes back ``exp(log_lambda) - x`` whatever gradient reaches
+    it; batchviz's is the loss's own (checked by central differences on half the loss)."""
+    pc = dy.ParameterCollection()
+    log_lambda = pc.add_parameters(1)
+    log_lambda.set_value([0.4])
+
+    def loss_value():
+        dy.renew_cg()
+        loss = dy.poisson_loss(log_lambda, 3) * 0.5
+        value = loss.value()
+        loss.backward()
+        return value
+
+    loss_value()
+    assert_central_differences(log_lambda._p, loss_value, log_lambda.grad_as_array(), [(0,)])
 
 
 # --- dropout and noise ---------------------------------------------------------------------

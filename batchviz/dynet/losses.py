@@ -1,6 +1,8 @@
 """DyNet's softmax, losses and noise: ``softmax``, ``log_softmax``, ``pickneglogsoftmax``
 (and ``_batch``, one loss per instance), ``hinge`` (and ``_batch``), ``binary_log_loss``,
-``dropout`` (and ``_dim``, ``_batch``, ``block_dropout``) and ``noise``.
+``huber_distance``, ``pairwise_rank_loss``, ``poisson_loss``, ``dropout`` (and ``_dim``,
+``_batch``, ``block_dropout``) and ``noise``. The last three losses are compositions of
+element-wise ops and sums, with DyNet's definitions.
 
 Dropout masks are drawn from the seeded generator of :mod:`.graph` (DyNet's draws differ;
 the distribution is the same): ``dropout`` is batchviz's reproducible dropout op, seeded per
@@ -8,14 +10,16 @@ node; the other kinds are a random 0/1 mask input, broadcast and multiplied in.
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 from ..ops import api as bv
 from . import graph as _graph
-from .arith import cmult
+from .arith import bmin, cmult, exp, rectify
 from .dims import dims_of, layout, to_shape
-from .expression import Expression, add, as_expression
+from .expression import Expression, add, as_expression, sub
 from .inputs import random_bernoulli, random_normal
+from .reductions import sum_elems
 from .shaping import transpose
 
 
@@ -138,6 +142,44 @@ def binary_log_loss(x, y) -> Expression:
     return Expression(bv.binary_log_loss(x.x, ynode), 1)
 
 
+def huber_distance(x, y, c: float = 1.345) -> Expression:
+    """The Huber distance ``sum_i L_c(x_i - y_i)``: ``a^2 / 2`` where ``|a| <= c``, ``c |a| -
+    c^2 / 2`` beyond, of two expressions of the same dimensions (not minibatches, as in
+    DyNet). Both branches are ``q (|a| - q / 2)`` with ``q = min(|a|, c)``, whose slope is
+    ``a`` and then ``c sign(a)``."""
+    x, y = as_expression(x, "huber_distance"), as_expression(y, "huber_distance")
+    if x.bd != 1 or y.bd != 1 or dims_of(x) != dims_of(y):
+        raise ValueError(f"huber_distance: needs two expressions of the same dimensions, not "
+                         f"minibatches (as in DyNet), got {x.dim()} and {y.dim()}")
+    a = Expression(bv.abs(sub(x, y).x), 1)
+    q = bmin(a, Expression(bv.input(float(c)), 1))
+    return sum_elems(cmult(q, a - q * 0.5))
+
+
+def pairwise_rank_loss(x, y, m: float = 1.0) -> Expression:
+    """``max(0, m - x_i + y_i)`` of each entry of two numbers or rows ``(1, n)`` of the same
+    dimensions (minibatches of the same size, or none): one loss per entry, as DyNet
+    computes it (its docstring's sum over ``i`` is not taken)."""
+    x, y = as_expression(x, "pairwise_rank_loss"), as_expression(y, "pairwise_rank_loss")
+    dims = dims_of(x)
+    if x.dim() != y.dim() or dims[0] != 1 or len(dims) > 2:
+        raise ValueError(f"pairwise_rank_loss: needs two numbers or rows (1, n) of the same "
+                         f"dimensions and minibatch size, got {x.dim()} and {y.dim()}")
+    return rectify(sub(y, x) + m)
+
+
+def poisson_loss(log_lambda, x: int) -> Expression:
+    """``-log P(x)`` of a count ``x`` under a Poisson distribution of mean ``exp(log_lambda)``
+    (one number): ``exp(log_lambda) - x log_lambda + log(x!)``, ``log(x!)`` a constant."""
+    log_lambda = as_expression(log_lambda, "poisson_loss")
+    if log_lambda.bd != 1 or math.prod(dims_of(log_lambda)) != 1:
+        raise ValueError(f"poisson_loss: log_lambda must be one number, not a minibatch (as "
+                         f"in DyNet), got {log_lambda.dim()}")
+    if int(x) != x or x < 0:
+        raise ValueError(f"poisson_loss: the count must be an integer >= 0, got {x}")
+    return exp(log_lambda) - log_lambda * float(x) + math.lgamma(int(x) + 1.0)
+
+
 def dropout(x, p: float) -> Expression:
     """Each value set to 0 with probability ``p``, the others scaled by ``1 / (1 - p)``."""
     x = as_expression(x, "dropout")
@@ -183,5 +225,6 @@ def noise(x, stddev: float) -> Expression:
 
 
 __all__ = ["softmax", "log_softmax", "pickneglogsoftmax", "pickneglogsoftmax_batch", "hinge",
-           "hinge_batch", "hinge_dim", "binary_log_loss", "dropout", "dropout_dim",
+           "hinge_batch", "hinge_dim", "binary_log_loss", "huber_distance",
+           "pairwise_rank_loss", "poisson_loss", "dropout", "dropout_dim",
            "dropout_batch", "block_dropout", "noise"]

@@ -1,5 +1,6 @@
 """Reductions over chosen axes: ``sum_axes``, ``max_axis`` / ``min_axis``,
-``logsumexp_axis`` and ``kmax_axis`` (the ``k`` largest, DyNet's ``kmax_pooling``).
+``logsumexp_axis`` and ``kmax_axis`` (the ``k`` largest, DyNet's ``kmax_pooling``); and
+``argmax_axis``, the one-hot of the maximum along an axis.
 
 :mod:`batchviz.ops.reductions` reduces a whole value to a scalar. These keep the other
 axes: the sum of a matrix's rows, the maximum of every column, the sums of a minibatch
@@ -92,6 +93,34 @@ class MaxAxis(TakeAlongAxis):
         return axis + 1, xp.expand_dims(best, axis + 1)
 
 
+class ArgmaxAxis(Op):
+    """The one-hot of the maximum along one axis (the first of equal maxima), the shape of
+    the argument: DyNet's ``argmax``. Attributes ``(axis, straight_through)``. The one-hot
+    is constant almost everywhere, so backward passes nothing back; with
+    ``straight_through`` it passes the gradient as it comes (the straight-through
+    estimator of Bengio et al., 2013, which is no derivative)."""
+
+    name = "argmax_axis"
+
+    def infer_shape(self, shapes, attrs):
+        _check_axes(self, shapes[0], (attrs[0],))
+        return shapes[0]
+
+    def signature(self, graph, args, attrs, shape):
+        return (self.name, graph.shapes[args[0]], attrs), ()
+
+    def forward(self, xp, ins, attrs, n):
+        x = ins[0]
+        axis = attrs[0][0] + 1
+        best = xp.expand_dims(x.argmax(axis=axis), axis)
+        positions = xp.arange(x.shape[axis]).reshape([-1 if a == axis else 1
+                                                      for a in range(x.ndim)])
+        return (positions == best).astype(x.dtype)
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g if attrs[0][1] else None]
+
+
 class LogSumExpAxis(Op):
     """``log(sum(exp(x)))`` along one axis, with the maximum taken out first."""
 
@@ -158,6 +187,7 @@ _SUM_AXES = register(SumAxes())
 _MAX_AXIS = register(MaxAxis())
 _LOGSUMEXP_AXIS = register(LogSumExpAxis())
 _KMAX_AXIS = register(KMaxAxis())
+_ARGMAX_AXIS = register(ArgmaxAxis())
 
 
 def _axis_list(x, axes, who: str) -> tuple:
@@ -200,4 +230,13 @@ def kmax_axis(x, k: int, axis: int):
     return build(_KMAX_AXIS, (x,), (_axis_list(x, axis, "kmax_axis")[0], int(k)))
 
 
-__all__ = ["sum_axes", "max_axis", "min_axis", "logsumexp_axis", "kmax_axis"]
+def argmax_axis(x, axis: int, straight_through: bool = False):
+    """The one-hot of the maximum of ``x`` along ``axis`` (1 at the first maximum, 0
+    elsewhere), shaped as ``x``. No gradient flows back through it, unless
+    ``straight_through``: then the gradient passes as if it were the identity."""
+    return build(_ARGMAX_AXIS, (x,), (_axis_list(x, axis, "argmax_axis")[0],
+                                      bool(straight_through)))
+
+
+__all__ = ["sum_axes", "max_axis", "min_axis", "logsumexp_axis", "kmax_axis",
+           "argmax_axis"]

@@ -4,11 +4,12 @@ Data is copied when the expression is made (as DyNet copies it); ``vecInput``,
 ``matInput``, ``scalarInput``, ``inputVector`` and ``inputTensor`` return an input whose
 ``set(values)`` replaces the data and marks the graph for recomputation, so that the next
 ``value()`` computes everything again with the new data (DyNet's way of reusing one graph
-for many examples). ``device=`` arguments and ``to_device`` take DyNet's device names; every
-expression runs on the one device of the program (:func:`.config.check_device`). Random values (``random_normal``, ``random_bernoulli``,
-``random_uniform``) are drawn on the host from the seeded generator of
-:mod:`.graph`: they are inputs, constants to the backward pass, as in DyNet (which draws
-other numbers: only their distribution is the same).
+for many examples). ``device=`` arguments and ``to_device`` take DyNet's device names;
+every expression runs on the one device of the program (:func:`.config.check_device`).
+Random values (``random_normal``, ``random_bernoulli``, ``random_uniform``) are drawn on
+the host from the seeded generator of :mod:`.graph`: they are inputs, constants to the
+backward pass, as in DyNet (which draws other numbers: only their distribution is the
+same).
 """
 from __future__ import annotations
 

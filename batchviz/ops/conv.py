@@ -236,9 +236,9 @@ def _pair(value, what: str) -> tuple:
 
 def conv2d(x, f, stride=(1, 1), valid: bool = True, b=None):
     """The 2-D convolution of ``x`` (``(H, W, C_in)``, or ``m`` images ``(H, W, C_in, m)``)
-    by ``f`` (``(kH, kW, C_in, C_out)``), ``stride`` apart, with only the windows inside ``x`` (``valid``) or ``x``
-    padded with zeros to ``ceil(H / sh) x ceil(W / sw)`` outputs; plus the bias ``b``
-    (``(C_out,)``) when given. See the module's docstring."""
+    by ``f`` (``(kH, kW, C_in, C_out)``), ``stride`` apart, with only the windows inside
+    ``x`` (``valid``) or ``x`` padded with zeros to ``ceil(H / sh) x ceil(W / sw)``
+    outputs; plus the bias ``b`` (``(C_out,)``) when given. See the module's docstring."""
     sh, sw = _pair(stride, "conv2d: stride")
     args = (x, f) if b is None else (x, f, b)
     return build(_CONV2D, args, (sh, sw, bool(valid)))
@@ -246,8 +246,9 @@ def conv2d(x, f, stride=(1, 1), valid: bool = True, b=None):
 
 def maxpool2d(x, size, stride=None, valid: bool = True):
     """The maximum of every ``size = (kH, kW)`` window of every channel of ``x`` (``(H, W,
-    C)``, or ``m`` images ``(H, W, C, m)``), ``stride`` apart (default: ``size``, windows side by side), with only the windows
-    inside ``x`` (``valid``) or ``x`` padded as :func:`conv2d` pads it."""
+    C)``, or ``m`` images ``(H, W, C, m)``), ``stride`` apart (default: ``size``, windows
+    side by side), with only the windows inside ``x`` (``valid``) or ``x`` padded as
+    :func:`conv2d` pads it."""
     kH, kW = _pair(size, "maxpool2d: size")
     sh, sw = _pair(size if stride is None else stride, "maxpool2d: stride")
     return build(_MAXPOOL2D, (x,), (kH, kW, sh, sw, bool(valid)))

@@ -107,6 +107,11 @@ OP_CASES = {
     "acosh": ([(4,)], lambda dy, P: dy.acosh(positive(dy, P[0]) + 1.0)),
     "atanh": ([(4,)], lambda dy, P: dy.atanh(inside_one(dy, P[0]))),
     "erf": ([(4,)], lambda dy, P: dy.erf(P[0] * 2.0)),
+    "lgamma": ([(5,)], lambda dy, P: dy.lgamma(positive(dy, P[0]) * 4.0)),
+    "lgamma of negative numbers": ([(4,)], lambda dy, P: dy.lgamma(
+        dy.inputVector([-0.5, -1.5, -2.3, -3.7]) + P[0] * 0.1)),
+    "lgamma, a minibatch": ([(4,)], lambda dy, P: dy.lgamma(
+        dy.cmult(positive(dy, P[0]), batch(dy, XB + 1.0)))),
     "softsign": ([(4,)], lambda dy, P: dy.softsign(P[0])),
     "log_sigmoid": ([(4,)], lambda dy, P: dy.log_sigmoid(P[0])),
     "selu": ([(6,)], lambda dy, P: dy.selu(P[0])),

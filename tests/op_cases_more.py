@@ -49,6 +49,7 @@ MORE_CASES = {
     "acosh": ([(4,)], lambda P, k: bv.acosh(bv.shift(positive(P[0]), 1.0))),   # x > 1
     "atanh": ([(4,)], lambda P, k: bv.atanh(inside_one(P[0]))),
     "erf": ([(4,)], lambda P, k: bv.erf(v(P[0]))),
+    "lgamma": ([(5,)], lambda P, k: bv.lgamma(bv.scale(positive(P[0]), 1.0 + 3.0 * k))),  # x > 0
     "pow": ([(4,), (4,)], lambda P, k: bv.pow(positive(P[0]), v(P[1]))),
     "bmax": ([(5,), (5,)], lambda P, k: bv.bmax(v(P[0]), v(P[1]))),
     "bmin": ([(5,), (5,)], lambda P, k: bv.bmin(v(P[0]), v(P[1]))),

@@ -67,6 +67,8 @@ asinh = _unary(bv.asinh, "asinh", "Inverse hyperbolic sine.")
 acosh = _unary(bv.acosh, "acosh", "Inverse hyperbolic cosine (``x >= 1``).")
 atanh = _unary(bv.atanh, "atanh", "Inverse hyperbolic tangent (``-1 < x < 1``).")
 erf = _unary(bv.erf, "erf", "The Gaussian error function.")
+lgamma = _unary(bv.lgamma, "lgamma", "``log |Gamma(x)|`` (``inf`` at 0, -1, -2, ...); its slope is "
+                "the digamma function.")
 softsign = _unary(bv.softsign, "softsign", "``x / (1 + |x|)``.")
 log_sigmoid = _unary(bv.log_sigmoid, "log_sigmoid", "``log(sigmoid(x))``, without overflow.")
 selu = _unary(bv.selu, "selu", "The scaled exponential linear unit.")
@@ -259,7 +261,7 @@ def _conv(x, f, b, stride, is_valid, who: str) -> Expression:
 
 __all__ = ["tanh", "logistic", "sigmoid", "rectify", "relu", "exp", "log", "square", "sqrt", "abs",
            "cube", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
-           "atanh", "erf", "softsign", "log_sigmoid", "selu", "elu", "silu", "cmult", "cdiv",
+           "atanh", "erf", "lgamma", "softsign", "log_sigmoid", "selu", "elu", "silu", "cmult", "cdiv",
            "pow", "bmax", "bmin", "colwise_add", "esum", "average", "emax", "logsumexp",
            "affine_transform", "conv2d", "conv2d_bias", "maxpooling2d", "kmax_pooling",
            "filter1d_narrow"]

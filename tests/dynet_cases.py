@@ -239,6 +239,10 @@ OP_CASES = {
     "kmax_pooling d=0": ([(3, 5)], lambda dy, P: dy.kmax_pooling(P[0], 2, d=0)),
     "kmax_pooling, a minibatch": ([(4,)], lambda dy, P: dy.kmax_pooling(
         dy.cmult(P[0], batch(dy, XB)), 3, d=0)),
+    "circ_conv": ([(5,), (5,)], lambda dy, P: dy.circ_conv(P[0], dy.tanh(P[1]))),
+    "circ_corr": ([(5,), (5,)], lambda dy, P: dy.circ_corr(P[0], dy.tanh(P[1]))),
+    "circ_conv of a vector with itself": ([(4,)], lambda dy, P: dy.circ_conv(P[0], P[0])),
+    "circ_corr of one number": ([(1,), (1,)], lambda dy, P: dy.circ_corr(P[0], P[1])),
     "filter1d_narrow": ([(3, 6), (3, 2)], lambda dy, P: dy.filter1d_narrow(P[0], P[1])),
     "a CNN over looked-up words": ([("lookup", (6, 1, 1, 3)), (1, 2, 3, 4), (4,)],
                                    lambda dy, P: dy.rectify(dy.reshape(dy.max_dim(

@@ -98,6 +98,15 @@ MORE_CASES = {
         bv.kmax_axis(v(P[0]), 2, 1),                       # the two largest of every row
         bv.kmax_axis(v(P[1]), 1 + k % 2, 0),
     ][k % 2]),
+    # pairs of one length batch; a vector with itself takes both gradients
+    "circ_conv": ([(5,), (5,), (3,)], lambda P, k: [
+        bv.circ_conv(v(P[0]) * (1.0 + 0.1 * k), v(P[1])),
+        bv.circ_conv(v(P[2]), bv.tanh(v(P[2]))),
+    ][k % 2]),
+    "circ_corr": ([(5,), (5,), (3,)], lambda P, k: [
+        bv.circ_corr(v(P[0]) * (1.0 + 0.1 * k), v(P[1])),
+        bv.circ_corr(v(P[2]), bv.tanh(v(P[2]))),
+    ][k % 2]),
     # well-conditioned matrices: A + 3 I, and A A^T + I (a positive determinant)
     "inverse": ([(3, 3)], lambda P, k: bv.inverse(v(P[0]) * (1.0 + 0.1 * k) + well(3))),
     "logdet": ([(3, 3)], lambda P, k: bv.logdet(

@@ -609,3 +609,17 @@ def test_kmax_pooling_and_filter1d_narrow_say_what_is_wrong():
     with pytest.raises(NotImplementedError, match="filter1d_narrow of a minibatch"):
         dy.filter1d_narrow(dy.inputTensor(np.ones((2, 5, 3)), batched=True),
                            dy.inputTensor(np.ones((2, 2))))
+
+
+def test_circular_ops_take_two_vectors_of_one_length_as_dynet():
+    dy.renew_cg()
+    u = dy.inputVector([1.0, 2.0, 3.0])
+    assert dy.circ_conv(u, dy.inputVector([0.0, 1.0, 0.0])).npvalue().tolist() == [3.0, 1.0, 2.0]
+    assert dy.circ_corr(u, dy.inputVector([0.0, 1.0, 0.0])).npvalue().tolist() == [2.0, 1.0, 3.0]
+    with pytest.raises(ValueError, match="circ_conv: needs two vectors of one length, got "
+                                         "dimensions"):
+        dy.circ_conv(u, dy.inputVector([1.0, 2.0]))
+    with pytest.raises(ValueError, match="circ_corr: needs two vectors"):
+        dy.circ_corr(dy.inputTensor(np.ones((3, 1))), dy.inputTensor(np.ones((3, 1))))
+    with pytest.raises(NotImplementedError, match="circ_corr of a minibatch"):
+        dy.circ_corr(u, dy.inputTensor(np.ones((3, 2)), batched=True))

@@ -1,5 +1,6 @@
 """DyNet's element-wise and affine ops: activations, math functions, ``cmult``, ``cdiv``,
-``pow``, ``bmax``, ``colwise_add``, sums and maxima of lists, ``affine_transform``.
+``pow``, ``bmax``, ``colwise_add``, sums and maxima of lists, ``affine_transform``, and
+the convolutions (of images, of a sentence's columns, circular ones of vectors).
 
 Each is the batchviz op of the same meaning on the node ``e.x``; the minibatch size ``bd``
 follows DyNet's rules (an op of a batched and an unbatched argument is batched: the
@@ -235,6 +236,34 @@ def filter1d_narrow(x, f) -> Expression:
     return Expression(bv.reshape(row, (1, dx[1] - df[1] + 1)), 1)
 
 
+def circ_conv(u, v) -> Expression:
+    """The circular convolution of two vectors of one length ``d``: ``y[k] = sum_i u[i]
+    v[(k - i) mod d]``, as DyNet's (of vectors, not minibatches)."""
+    return Expression(bv.circ_conv(*_vector_pair(u, v, "circ_conv")), 1)
+
+
+def circ_corr(u, v) -> Expression:
+    """The circular correlation of two vectors of one length ``d``: ``y[k] = sum_i u[i]
+    v[(i + k) mod d]``, as DyNet's (of vectors, not minibatches)."""
+    return Expression(bv.circ_corr(*_vector_pair(u, v, "circ_corr")), 1)
+
+
+def _vector_pair(u, v, who: str):
+    """The nodes of two vectors of one length, which DyNet's circular ops take (and no
+    minibatch of them)."""
+    u, v = as_expression(u, who), as_expression(v, who)
+    if u.bd != 1 or v.bd != 1:
+        raise NotImplementedError(f"{who} of a minibatch (dimensions {u.dim()} and {v.dim()}): "
+                                  "DyNet computes it for two vectors; build one expression "
+                                  "per instance and let autobatching batch them "
+                                  "(--dynet-autobatch 1)")
+    du, dv = dims_of(u), dims_of(v)
+    if len(du) != 1 or du != dv:
+        raise ValueError(f"{who}: needs two vectors of one length, got dimensions {u.dim()} "
+                         f"and {v.dim()}")
+    return to_shape(u, du, 1), to_shape(v, dv, 1)
+
+
 def _image(x: Expression, who: str):
     """The batchviz node of ``x``, a DyNet image ``(H, W)`` or ``(H, W, C)`` (a matrix is
     one channel), as ``(H, W, C)``, or ``(H, W, C, bd)`` for a minibatch of images (the
@@ -264,4 +293,4 @@ __all__ = ["tanh", "logistic", "sigmoid", "rectify", "relu", "exp", "log", "squa
            "atanh", "erf", "lgamma", "softsign", "log_sigmoid", "selu", "elu", "silu", "cmult", "cdiv",
            "pow", "bmax", "bmin", "colwise_add", "esum", "average", "emax", "logsumexp",
            "affine_transform", "conv2d", "conv2d_bias", "maxpooling2d", "kmax_pooling",
-           "filter1d_narrow"]
+           "filter1d_narrow", "circ_conv", "circ_corr"]

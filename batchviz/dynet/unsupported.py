@@ -5,8 +5,6 @@ from __future__ import annotations
 
 #: DyNet's name -> what to use instead
 INSTEAD = {
-    "circ_conv": "a matrix product with a circulant matrix built from the input",
-    "circ_corr": "a matrix product with a circulant matrix built from the input, as for circ_conv",
     "contract3d_1d": "dy.reshape to a matrix and a matrix product",
     "contract3d_1d_bias": "dy.reshape to a matrix, a matrix product and dy.colwise_add",
     "contract3d_1d_1d": "two matrix products after dy.reshape",

@@ -318,6 +318,10 @@ OP_CASES = {
     "softmax d=1": ([(3, 4)], lambda dy, P: dy.softmax(P[0], 1)),
     "softmax, batch": ([(4,)], lambda dy, P: dy.softmax(dy.cmult(P[0], batch(dy, XB)))),
     "log_softmax": ([(5,)], lambda dy, P: dy.log_softmax(P[0])),
+    "sparsemax": ([(6,)], lambda dy, P: dy.sparsemax(P[0] * 3.0)),
+    "sparsemax of close scores": ([(6,)], lambda dy, P: dy.sparsemax(P[0] * 0.2)),
+    "sparsemax of a column": ([(5, 1)], lambda dy, P: dy.sparsemax(P[0])),
+    "sparsemax of one number": ([(1,)], lambda dy, P: dy.sparsemax(P[0])),
     # restricted: the others are -inf, so the case takes a value of the allowed ones
     "log_softmax restrict": ([(5,)], lambda dy, P: dy.concatenate(
         [dy.pick(dy.log_softmax(P[0], [0, 2, 3]), k) for k in (0, 3)])),

@@ -92,6 +92,11 @@ MORE_CASES = {
     ][k % 2]),
     "binary_log_loss": ([(4,), (4,)], lambda P, k: bv.binary_log_loss(probability(P[0]),
                                                                       probability(P[1]))),
+    # supports of several sizes: scores spread wide (a few entries) or close (all of them)
+    "sparsemax": ([(6,), (4, 3)], lambda P, k: [
+        bv.sparsemax(v(P[0]) * (0.5 + k)),
+        bv.sparsemax(v(P[1]) * (0.1 + 0.5 * k)),                      # of each column
+    ][k % 2]),
     "pickneglogsoftmax_columns": ([(4, 3)], lambda P, k: bv.pickneglogsoftmax_columns(
         v(P[0]), [k % 4, (k + 1) % 4, 2])),
     "kmax_axis": ([(3, 5), (2, 4, 3)], lambda P, k: [

@@ -623,3 +623,12 @@ def test_circular_ops_take_two_vectors_of_one_length_as_dynet():
         dy.circ_corr(dy.inputTensor(np.ones((3, 1))), dy.inputTensor(np.ones((3, 1))))
     with pytest.raises(NotImplementedError, match="circ_corr of a minibatch"):
         dy.circ_corr(u, dy.inputTensor(np.ones((3, 2)), batched=True))
+
+
+def test_sparsemax_takes_a_vector_as_dynet():
+    dy.renew_cg()
+    assert dy.sparsemax(dy.inputVector([1.0, 1.0, -5.0])).npvalue().tolist() == [0.5, 0.5, 0.0]
+    with pytest.raises(ValueError, match="sparsemax: needs a vector, as DyNet's; got dimension"):
+        dy.sparsemax(dy.inputTensor(np.ones((2, 2))))
+    with pytest.raises(NotImplementedError, match="sparsemax of a minibatch"):
+        dy.sparsemax(dy.inputTensor(np.ones((3, 2)), batched=True))

@@ -9,7 +9,6 @@ INSTEAD = {
     "contract3d_1d_bias": "dy.reshape to a matrix, a matrix product and dy.colwise_add",
     "contract3d_1d_1d": "two matrix products after dy.reshape",
     "contract3d_1d_1d_bias": "two matrix products after dy.reshape, then +",
-    "sparsemax": "dy.softmax",
     "constrained_softmax": "dy.softmax",
     "round": "NumPy on expr.npvalue()",
     "ceil": "NumPy on expr.npvalue()",

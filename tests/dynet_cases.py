@@ -239,6 +239,11 @@ OP_CASES = {
     "kmax_pooling d=0": ([(3, 5)], lambda dy, P: dy.kmax_pooling(P[0], 2, d=0)),
     "kmax_pooling, a minibatch": ([(4,)], lambda dy, P: dy.kmax_pooling(
         dy.cmult(P[0], batch(dy, XB)), 3, d=0)),
+    "kmh_ngram": ([(3, 5)], lambda dy, P: dy.kmh_ngram(P[0], 2)),
+    "kmh_ngram of the whole sentence": ([(3, 5)], lambda dy, P: dy.kmh_ngram(P[0], 5)),
+    "kmh_ngram n=1": ([(3, 4)], lambda dy, P: dy.kmh_ngram(dy.tanh(P[0]), 1)),
+    "kmh_ngram n=3, a CNN's features": ([(2, 6), (4, 2)], lambda dy, P: dy.max_dim(
+        dy.kmh_ngram(P[1] * P[0], 3), d=1)),
     "circ_conv": ([(5,), (5,)], lambda dy, P: dy.circ_conv(P[0], dy.tanh(P[1]))),
     "circ_corr": ([(5,), (5,)], lambda dy, P: dy.circ_corr(P[0], dy.tanh(P[1]))),
     "circ_conv of a vector with itself": ([(4,)], lambda dy, P: dy.circ_conv(P[0], P[0])),

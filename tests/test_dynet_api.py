@@ -632,3 +632,16 @@ def test_sparsemax_takes_a_vector_as_dynet():
         dy.sparsemax(dy.inputTensor(np.ones((2, 2))))
     with pytest.raises(NotImplementedError, match="sparsemax of a minibatch"):
         dy.sparsemax(dy.inputTensor(np.ones((3, 2)), batched=True))
+
+
+def test_kmh_ngram_sums_n_consecutive_columns_and_says_what_is_wrong():
+    dy.renew_cg()
+    sentence = dy.inputTensor(np.arange(10.0).reshape(2, 5))
+    assert dy.kmh_ngram(sentence, 4).npvalue().tolist() == [[6.0, 10.0], [26.0, 30.0]]
+    with pytest.raises(ValueError, match=r"kmh_ngram: needs a \(d, T\) matrix and 1 <= n <= T, "
+                                         r"got dimension \(\(2, 5\), 1\) and n=6"):
+        dy.kmh_ngram(sentence, 6)
+    with pytest.raises(ValueError, match="kmh_ngram: needs a"):
+        dy.kmh_ngram(dy.inputVector([1.0, 2.0]), 1)
+    with pytest.raises(NotImplementedError, match="kmh_ngram of a minibatch"):
+        dy.kmh_ngram(dy.inputTensor(np.ones((2, 5, 3)), batched=True), v=2)

@@ -9,6 +9,7 @@ broadcast as DyNet broadcasts them (:func:`.expression.elementwise`).
 """
 from __future__ import annotations
 
+import operator
 from functools import reduce
 
 from ..ops import api as bv
@@ -236,6 +237,30 @@ def filter1d_narrow(x, f) -> Expression:
     return Expression(bv.reshape(row, (1, dx[1] - df[1] + 1)), 1)
 
 
+def kmh_ngram(x, v: int) -> Expression:
+    """DyNet's n-gram sums of a sentence's columns: column ``j`` of the result is the sum of
+    columns ``j`` to ``j + n - 1`` of the ``(d, T)`` matrix ``x``, a ``(d, T - n + 1)``
+    matrix, for ``n = v`` (DyNet's Python name for it). It is the sum of ``n`` windows of
+    ``T - n + 1`` columns, window ``k`` starting at column ``k``: ``n`` column selections
+    and one sum, whose gradient puts each output column's gradient on the ``n`` columns it
+    sums, as DyNet's."""
+    x, n = as_expression(x, "kmh_ngram"), operator.index(v)
+    if x.bd != 1:
+        raise NotImplementedError(f"kmh_ngram of a minibatch (dimension {x.dim()}): DyNet "
+                                  "computes it for one matrix; build one expression per "
+                                  "instance and let autobatching batch them "
+                                  "(--dynet-autobatch 1)")
+    dims = dims_of(x)
+    if len(dims) != 2 or not 1 <= n <= dims[1]:
+        raise ValueError(f"kmh_ngram: needs a (d, T) matrix and 1 <= n <= T, got dimension "
+                         f"{x.dim()} and n={n}")
+    if n == 1:
+        return x
+    width = dims[1] - n + 1
+    windows = [bv.select_axis(x.x, list(range(k, k + width)), 1) for k in range(n)]
+    return Expression(bv.esum(windows), 1)
+
+
 def circ_conv(u, v) -> Expression:
     """The circular convolution of two vectors of one length ``d``: ``y[k] = sum_i u[i]
     v[(k - i) mod d]``, as DyNet's (of vectors, not minibatches)."""
@@ -290,7 +315,7 @@ def _conv(x, f, b, stride, is_valid, who: str) -> Expression:
 
 __all__ = ["tanh", "logistic", "sigmoid", "rectify", "relu", "exp", "log", "square", "sqrt", "abs",
            "cube", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
-           "atanh", "erf", "lgamma", "softsign", "log_sigmoid", "selu", "elu", "silu", "cmult", "cdiv",
-           "pow", "bmax", "bmin", "colwise_add", "esum", "average", "emax", "logsumexp",
+           "atanh", "erf", "lgamma", "softsign", "log_sigmoid", "selu", "elu", "silu", "cmult",
+           "cdiv", "pow", "bmax", "bmin", "colwise_add", "esum", "average", "emax", "logsumexp",
            "affine_transform", "conv2d", "conv2d_bias", "maxpooling2d", "kmax_pooling",
-           "filter1d_narrow", "circ_conv", "circ_corr"]
+           "filter1d_narrow", "kmh_ngram", "circ_conv", "circ_corr"]

@@ -13,7 +13,6 @@ INSTEAD = {
     "round": "NumPy on expr.npvalue()",
     "ceil": "NumPy on expr.npvalue()",
     "floor": "NumPy on expr.npvalue()",
-    "kmh_ngram": "dy.concatenate of dy.pick_range windows",
     "vanilla_lstm_gates": "dy.VanillaLSTMBuilder (its steps are fused nodes)",
     "vanilla_lstm_gates_concat": "dy.VanillaLSTMBuilder",
     "vanilla_lstm_gates_dropout": "dy.VanillaLSTMBuilder with set_dropout",

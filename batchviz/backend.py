@@ -164,6 +164,54 @@ def erf(xp, x):
     return cupyx.scipy.special.erf(x)
 
 
+def lgamma(xp, x):
+    """``log |Gamma(x)|``, element by element, in ``x``'s dtype: ``inf`` at the poles ``0, -1,
+    -2, ...``. As :func:`erf`: on NumPy Python's ``math.lgamma`` per element (NumPy has none),
+    on CuPy one kernel (``cupyx.scipy.special.gammaln``)."""
+    if xp is np:
+        return np.vectorize(_lgamma_of_number, otypes=[x.dtype])(x)
+    import cupyx.scipy.special
+
+    return cupyx.scipy.special.gammaln(x)
+
+
+def _lgamma_of_number(v: float) -> float:
+    try:
+        return math.lgamma(v)
+    except (ValueError, OverflowError):  # a pole (Gamma is infinite), or beyond 2.5e305
+        return math.inf
+
+
+#: :func:`digamma` moves its argument up to at least this before the asymptotic series: its
+#: first term left out, ``691 / (32760 x^12)``, is below 2e-14 from here on
+DIGAMMA_SERIES_FROM = 10
+
+
+def digamma(xp, x):
+    """``psi(x) = d/dx log Gamma(x)``, element by element, for any real ``x``: the slope of
+    :func:`lgamma`. Neither NumPy nor CuPy (without SciPy's) has it, so it is written with
+    their common functions, accurate to about 1e-14 in float64:
+
+    * ``x > 0``: the recurrence ``psi(x) = psi(x + 1) - 1/x`` until ``x >= 10``, then the
+      asymptotic series ``ln x - 1/(2x) - 1/(12x^2) + 1/(120x^4) - 1/(252x^6) + 1/(240x^8)
+      - 5/(660x^10)``;
+    * ``x <= 0``: the reflection ``psi(x) = psi(1 - x) - pi / tan(pi x)``; at the poles
+      ``0, -1, -2, ...`` ``+inf``, as DyNet's (Eigen's) digamma."""
+    reflected = x <= 0
+    pole = reflected & (x == xp.floor(x))
+    y = xp.where(reflected, 1.0 - x, x)
+    shift = xp.zeros_like(y)
+    for _ in range(DIGAMMA_SERIES_FROM):
+        small = y < DIGAMMA_SERIES_FROM
+        shift -= xp.where(small, 1.0 / y, 0.0)
+        y = xp.where(small, y + 1.0, y)
+    z = 1.0 / (y * y)
+    series = z * (1 / 12 - z * (1 / 120 - z * (1 / 252 - z * (1 / 240 - z * (5 / 660)))))
+    psi = xp.log(y) - 0.5 / y - series + shift
+    cotangent_term = math.pi / xp.tan(math.pi * xp.where(reflected & ~pole, x, 0.5))
+    return xp.where(pole, xp.inf, xp.where(reflected, psi - cotangent_term, psi))
+
+
 def segment_sums(xp, rows, counts):
     """``(len(counts), ...)``: the sums of consecutive runs of ``rows``, run ``i`` being the
     next ``counts[i]`` rows (each at least one). A batch of sums of different numbers of

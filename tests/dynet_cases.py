@@ -107,6 +107,11 @@ OP_CASES = {
     "acosh": ([(4,)], lambda dy, P: dy.acosh(positive(dy, P[0]) + 1.0)),
     "atanh": ([(4,)], lambda dy, P: dy.atanh(inside_one(dy, P[0]))),
     "erf": ([(4,)], lambda dy, P: dy.erf(P[0] * 2.0)),
+    "lgamma": ([(5,)], lambda dy, P: dy.lgamma(positive(dy, P[0]) * 4.0)),
+    "lgamma of negative numbers": ([(4,)], lambda dy, P: dy.lgamma(
+        dy.inputVector([-0.5, -1.5, -2.3, -3.7]) + P[0] * 0.1)),
+    "lgamma, a minibatch": ([(4,)], lambda dy, P: dy.lgamma(
+        dy.cmult(positive(dy, P[0]), batch(dy, XB + 1.0)))),
     "softsign": ([(4,)], lambda dy, P: dy.softsign(P[0])),
     "log_sigmoid": ([(4,)], lambda dy, P: dy.log_sigmoid(P[0])),
     "selu": ([(6,)], lambda dy, P: dy.selu(P[0])),
@@ -234,6 +239,15 @@ OP_CASES = {
     "kmax_pooling d=0": ([(3, 5)], lambda dy, P: dy.kmax_pooling(P[0], 2, d=0)),
     "kmax_pooling, a minibatch": ([(4,)], lambda dy, P: dy.kmax_pooling(
         dy.cmult(P[0], batch(dy, XB)), 3, d=0)),
+    "kmh_ngram": ([(3, 5)], lambda dy, P: dy.kmh_ngram(P[0], 2)),
+    "kmh_ngram of the whole sentence": ([(3, 5)], lambda dy, P: dy.kmh_ngram(P[0], 5)),
+    "kmh_ngram n=1": ([(3, 4)], lambda dy, P: dy.kmh_ngram(dy.tanh(P[0]), 1)),
+    "kmh_ngram n=3, a CNN's features": ([(2, 6), (4, 2)], lambda dy, P: dy.max_dim(
+        dy.kmh_ngram(P[1] * P[0], 3), d=1)),
+    "circ_conv": ([(5,), (5,)], lambda dy, P: dy.circ_conv(P[0], dy.tanh(P[1]))),
+    "circ_corr": ([(5,), (5,)], lambda dy, P: dy.circ_corr(P[0], dy.tanh(P[1]))),
+    "circ_conv of a vector with itself": ([(4,)], lambda dy, P: dy.circ_conv(P[0], P[0])),
+    "circ_corr of one number": ([(1,), (1,)], lambda dy, P: dy.circ_corr(P[0], P[1])),
     "filter1d_narrow": ([(3, 6), (3, 2)], lambda dy, P: dy.filter1d_narrow(P[0], P[1])),
     "a CNN over looked-up words": ([("lookup", (6, 1, 1, 3)), (1, 2, 3, 4), (4,)],
                                    lambda dy, P: dy.rectify(dy.reshape(dy.max_dim(
@@ -309,6 +323,10 @@ OP_CASES = {
     "softmax d=1": ([(3, 4)], lambda dy, P: dy.softmax(P[0], 1)),
     "softmax, batch": ([(4,)], lambda dy, P: dy.softmax(dy.cmult(P[0], batch(dy, XB)))),
     "log_softmax": ([(5,)], lambda dy, P: dy.log_softmax(P[0])),
+    "sparsemax": ([(6,)], lambda dy, P: dy.sparsemax(P[0] * 3.0)),
+    "sparsemax of close scores": ([(6,)], lambda dy, P: dy.sparsemax(P[0] * 0.2)),
+    "sparsemax of a column": ([(5, 1)], lambda dy, P: dy.sparsemax(P[0])),
+    "sparsemax of one number": ([(1,)], lambda dy, P: dy.sparsemax(P[0])),
     # restricted: the others are -inf, so the case takes a value of the allowed ones
     "log_softmax restrict": ([(5,)], lambda dy, P: dy.concatenate(
         [dy.pick(dy.log_softmax(P[0], [0, 2, 3]), k) for k in (0, 3)])),

@@ -49,6 +49,7 @@ MORE_CASES = {
     "acosh": ([(4,)], lambda P, k: bv.acosh(bv.shift(positive(P[0]), 1.0))),   # x > 1
     "atanh": ([(4,)], lambda P, k: bv.atanh(inside_one(P[0]))),
     "erf": ([(4,)], lambda P, k: bv.erf(v(P[0]))),
+    "lgamma": ([(5,)], lambda P, k: bv.lgamma(bv.scale(positive(P[0]), 1.0 + 3.0 * k))),  # x > 0
     "pow": ([(4,), (4,)], lambda P, k: bv.pow(positive(P[0]), v(P[1]))),
     "bmax": ([(5,), (5,)], lambda P, k: bv.bmax(v(P[0]), v(P[1]))),
     "bmin": ([(5,), (5,)], lambda P, k: bv.bmin(v(P[0]), v(P[1]))),
@@ -91,11 +92,25 @@ MORE_CASES = {
     ][k % 2]),
     "binary_log_loss": ([(4,), (4,)], lambda P, k: bv.binary_log_loss(probability(P[0]),
                                                                       probability(P[1]))),
+    # supports of several sizes: scores spread wide (a few entries) or close (all of them)
+    "sparsemax": ([(6,), (4, 3)], lambda P, k: [
+        bv.sparsemax(v(P[0]) * (0.5 + k)),
+        bv.sparsemax(v(P[1]) * (0.1 + 0.5 * k)),                      # of each column
+    ][k % 2]),
     "pickneglogsoftmax_columns": ([(4, 3)], lambda P, k: bv.pickneglogsoftmax_columns(
         v(P[0]), [k % 4, (k + 1) % 4, 2])),
     "kmax_axis": ([(3, 5), (2, 4, 3)], lambda P, k: [
         bv.kmax_axis(v(P[0]), 2, 1),                       # the two largest of every row
         bv.kmax_axis(v(P[1]), 1 + k % 2, 0),
+    ][k % 2]),
+    # pairs of one length batch; a vector with itself takes both gradients
+    "circ_conv": ([(5,), (5,), (3,)], lambda P, k: [
+        bv.circ_conv(v(P[0]) * (1.0 + 0.1 * k), v(P[1])),
+        bv.circ_conv(v(P[2]), bv.tanh(v(P[2]))),
+    ][k % 2]),
+    "circ_corr": ([(5,), (5,), (3,)], lambda P, k: [
+        bv.circ_corr(v(P[0]) * (1.0 + 0.1 * k), v(P[1])),
+        bv.circ_corr(v(P[2]), bv.tanh(v(P[2]))),
     ][k % 2]),
     # well-conditioned matrices: A + 3 I, and A A^T + I (a positive determinant)
     "inverse": ([(3, 3)], lambda P, k: bv.inverse(v(P[0]) * (1.0 + 0.1 * k) + well(3))),

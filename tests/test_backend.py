@@ -2,7 +2,9 @@
 
 The GPU tests run only where CuPy and a CUDA device are present (``pytest -m gpu``); the
 whole suite also runs on the GPU with ``BATCHVIZ_BACKEND=cupy``."""
+import math
 import os
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -112,6 +114,52 @@ def test_scatter_add_of_repeated_rows_matches_add_at():
     np.add.at(want, rows, values)
     scatter_add(target, rows, values)
     np.testing.assert_allclose(target, want, rtol=1e-12)
+
+
+EULER_GAMMA = 0.5772156649015329
+
+
+def _digamma_exact(x: float) -> float:
+    """``psi`` where it has a closed form: at ``n`` (harmonic numbers), at ``n + 1/2``, and
+    at ``1/4``, ``3/4`` and ``1/3`` (Gauss's digamma theorem)."""
+    if x == int(x):
+        return -EULER_GAMMA + float(sum(Fraction(1, k) for k in range(1, int(x))))
+    if x - 0.5 == int(x - 0.5):
+        return -EULER_GAMMA - 2 * math.log(2) + float(sum(Fraction(2, 2 * k - 1)
+                                                         for k in range(1, int(x - 0.5) + 1)))
+    return {0.25: -EULER_GAMMA - math.pi / 2 - 3 * math.log(2),
+            0.75: -EULER_GAMMA + math.pi / 2 - 3 * math.log(2),
+            1 / 3: -EULER_GAMMA - math.pi / (2 * math.sqrt(3)) - 1.5 * math.log(3)}[x]
+
+
+def _lgamma_slope(x: float, h: float = 1e-3) -> float:
+    """The slope of ``math.lgamma`` at ``x``: central differences, Richardson-extrapolated
+    twice (their error is ``O(h^6)``)."""
+    def central(step):
+        return (math.lgamma(x + step) - math.lgamma(x - step)) / (2 * step)
+
+    d1, d2, d3 = central(h), central(h / 2), central(h / 4)
+    e1, e2 = (4 * d2 - d1) / 3, (4 * d3 - d2) / 3
+    return (16 * e2 - e1) / 15
+
+
+def test_digamma_is_the_slope_of_lgamma_to_double_precision():
+    """:func:`backend.digamma` (lgamma's gradient, written with NumPy's and CuPy's common
+    functions): its closed forms to 1e-13, including through the series (x >= 10), and
+    finite differences of ``math.lgamma`` on both sides of 0 (the reflection) to 1e-9,
+    their own accuracy; ``+inf`` at the poles, as DyNet's."""
+    exact = [0.25, 1 / 3, 0.5, 0.75, 1.0, 1.5, 2.0, 5.0, 9.5, 10.0, 11.0, 50.5, 1000.0]
+    got = backend.digamma(np, np.array(exact))
+    want = np.array([_digamma_exact(x) for x in exact])
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+    x = np.concatenate([np.geomspace(0.05, 200.0, 80), -np.geomspace(0.05, 9.9, 60)])
+    x = x[np.abs(x - np.round(x)) > 0.05]          # away from the poles
+    np.testing.assert_allclose(backend.digamma(np, x), [_lgamma_slope(v) for v in x],
+                               rtol=1e-9, atol=1e-9)
+    assert np.all(backend.digamma(np, np.array([0.0, -1.0, -4.0])) == np.inf)
+    assert backend.digamma(np, np.array([1e-8]))[0] == pytest.approx(-1e8 - EULER_GAMMA)
+    np.testing.assert_allclose(backend.lgamma(np, np.array([0.0, -2.0, 1.0, 3.0])),
+                               [np.inf, np.inf, 0.0, math.log(2.0)], rtol=1e-15)
 
 
 class _PythonElementwiseKernel:

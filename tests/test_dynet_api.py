@@ -609,3 +609,39 @@ def test_kmax_pooling_and_filter1d_narrow_say_what_is_wrong():
     with pytest.raises(NotImplementedError, match="filter1d_narrow of a minibatch"):
         dy.filter1d_narrow(dy.inputTensor(np.ones((2, 5, 3)), batched=True),
                            dy.inputTensor(np.ones((2, 2))))
+
+
+def test_circular_ops_take_two_vectors_of_one_length_as_dynet():
+    dy.renew_cg()
+    u = dy.inputVector([1.0, 2.0, 3.0])
+    assert dy.circ_conv(u, dy.inputVector([0.0, 1.0, 0.0])).npvalue().tolist() == [3.0, 1.0, 2.0]
+    assert dy.circ_corr(u, dy.inputVector([0.0, 1.0, 0.0])).npvalue().tolist() == [2.0, 1.0, 3.0]
+    with pytest.raises(ValueError, match="circ_conv: needs two vectors of one length, got "
+                                         "dimensions"):
+        dy.circ_conv(u, dy.inputVector([1.0, 2.0]))
+    with pytest.raises(ValueError, match="circ_corr: needs two vectors"):
+        dy.circ_corr(dy.inputTensor(np.ones((3, 1))), dy.inputTensor(np.ones((3, 1))))
+    with pytest.raises(NotImplementedError, match="circ_corr of a minibatch"):
+        dy.circ_corr(u, dy.inputTensor(np.ones((3, 2)), batched=True))
+
+
+def test_sparsemax_takes_a_vector_as_dynet():
+    dy.renew_cg()
+    assert dy.sparsemax(dy.inputVector([1.0, 1.0, -5.0])).npvalue().tolist() == [0.5, 0.5, 0.0]
+    with pytest.raises(ValueError, match="sparsemax: needs a vector, as DyNet's; got dimension"):
+        dy.sparsemax(dy.inputTensor(np.ones((2, 2))))
+    with pytest.raises(NotImplementedError, match="sparsemax of a minibatch"):
+        dy.sparsemax(dy.inputTensor(np.ones((3, 2)), batched=True))
+
+
+def test_kmh_ngram_sums_n_consecutive_columns_and_says_what_is_wrong():
+    dy.renew_cg()
+    sentence = dy.inputTensor(np.arange(10.0).reshape(2, 5))
+    assert dy.kmh_ngram(sentence, 4).npvalue().tolist() == [[6.0, 10.0], [26.0, 30.0]]
+    with pytest.raises(ValueError, match=r"kmh_ngram: needs a \(d, T\) matrix and 1 <= n <= T, "
+                                         r"got dimension \(\(2, 5\), 1\) and n=6"):
+        dy.kmh_ngram(sentence, 6)
+    with pytest.raises(ValueError, match="kmh_ngram: needs a"):
+        dy.kmh_ngram(dy.inputVector([1.0, 2.0]), 1)
+    with pytest.raises(NotImplementedError, match="kmh_ngram of a minibatch"):
+        dy.kmh_ngram(dy.inputTensor(np.ones((2, 5, 3)), batched=True), v=2)

@@ -1,5 +1,6 @@
 """DyNet's element-wise and affine ops: activations, math functions, ``cmult``, ``cdiv``,
-``pow``, ``bmax``, ``colwise_add``, sums and maxima of lists, ``affine_transform``.
+``pow``, ``bmax``, ``colwise_add``, sums and maxima of lists, ``affine_transform``, and
+the convolutions (of images, of a sentence's columns, circular ones of vectors).
 
 Each is the batchviz op of the same meaning on the node ``e.x``; the minibatch size ``bd``
 follows DyNet's rules (an op of a batched and an unbatched argument is batched: the
@@ -8,6 +9,7 @@ broadcast as DyNet broadcasts them (:func:`.expression.elementwise`).
 """
 from __future__ import annotations
 
+import operator
 from functools import reduce
 
 from ..ops import api as bv
@@ -67,6 +69,8 @@ asinh = _unary(bv.asinh, "asinh", "Inverse hyperbolic sine.")
 acosh = _unary(bv.acosh, "acosh", "Inverse hyperbolic cosine (``x >= 1``).")
 atanh = _unary(bv.atanh, "atanh", "Inverse hyperbolic tangent (``-1 < x < 1``).")
 erf = _unary(bv.erf, "erf", "The Gaussian error function.")
+lgamma = _unary(bv.lgamma, "lgamma", "``log |Gamma(x)|`` (``inf`` at 0, -1, -2, ...); its slope is "
+                "the digamma function.")
 softsign = _unary(bv.softsign, "softsign", "``x / (1 + |x|)``.")
 log_sigmoid = _unary(bv.log_sigmoid, "log_sigmoid", "``log(sigmoid(x))``, without overflow.")
 selu = _unary(bv.selu, "selu", "The scaled exponential linear unit.")
@@ -233,6 +237,58 @@ def filter1d_narrow(x, f) -> Expression:
     return Expression(bv.reshape(row, (1, dx[1] - df[1] + 1)), 1)
 
 
+def kmh_ngram(x, v: int) -> Expression:
+    """DyNet's n-gram sums of a sentence's columns: column ``j`` of the result is the sum of
+    columns ``j`` to ``j + n - 1`` of the ``(d, T)`` matrix ``x``, a ``(d, T - n + 1)``
+    matrix, for ``n = v`` (DyNet's Python name for it). It is the sum of ``n`` windows of
+    ``T - n + 1`` columns, window ``k`` starting at column ``k``: ``n`` column selections
+    and one sum, whose gradient puts each output column's gradient on the ``n`` columns it
+    sums, as DyNet's."""
+    x, n = as_expression(x, "kmh_ngram"), operator.index(v)
+    if x.bd != 1:
+        raise NotImplementedError(f"kmh_ngram of a minibatch (dimension {x.dim()}): DyNet "
+                                  "computes it for one matrix; build one expression per "
+                                  "instance and let autobatching batch them "
+                                  "(--dynet-autobatch 1)")
+    dims = dims_of(x)
+    if len(dims) != 2 or not 1 <= n <= dims[1]:
+        raise ValueError(f"kmh_ngram: needs a (d, T) matrix and 1 <= n <= T, got dimension "
+                         f"{x.dim()} and n={n}")
+    if n == 1:
+        return x
+    width = dims[1] - n + 1
+    windows = [bv.select_axis(x.x, list(range(k, k + width)), 1) for k in range(n)]
+    return Expression(bv.esum(windows), 1)
+
+
+def circ_conv(u, v) -> Expression:
+    """The circular convolution of two vectors of one length ``d``: ``y[k] = sum_i u[i]
+    v[(k - i) mod d]``, as DyNet's (of vectors, not minibatches)."""
+    return Expression(bv.circ_conv(*_vector_pair(u, v, "circ_conv")), 1)
+
+
+def circ_corr(u, v) -> Expression:
+    """The circular correlation of two vectors of one length ``d``: ``y[k] = sum_i u[i]
+    v[(i + k) mod d]``, as DyNet's (of vectors, not minibatches)."""
+    return Expression(bv.circ_corr(*_vector_pair(u, v, "circ_corr")), 1)
+
+
+def _vector_pair(u, v, who: str):
+    """The nodes of two vectors of one length, which DyNet's circular ops take (and no
+    minibatch of them)."""
+    u, v = as_expression(u, who), as_expression(v, who)
+    if u.bd != 1 or v.bd != 1:
+        raise NotImplementedError(f"{who} of a minibatch (dimensions {u.dim()} and {v.dim()}): "
+                                  "DyNet computes it for two vectors; build one expression "
+                                  "per instance and let autobatching batch them "
+                                  "(--dynet-autobatch 1)")
+    du, dv = dims_of(u), dims_of(v)
+    if len(du) != 1 or du != dv:
+        raise ValueError(f"{who}: needs two vectors of one length, got dimensions {u.dim()} "
+                         f"and {v.dim()}")
+    return to_shape(u, du, 1), to_shape(v, dv, 1)
+
+
 def _image(x: Expression, who: str):
     """The batchviz node of ``x``, a DyNet image ``(H, W)`` or ``(H, W, C)`` (a matrix is
     one channel), as ``(H, W, C)``, or ``(H, W, C, bd)`` for a minibatch of images (the
@@ -259,7 +315,7 @@ def _conv(x, f, b, stride, is_valid, who: str) -> Expression:
 
 __all__ = ["tanh", "logistic", "sigmoid", "rectify", "relu", "exp", "log", "square", "sqrt", "abs",
            "cube", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
-           "atanh", "erf", "softsign", "log_sigmoid", "selu", "elu", "silu", "cmult", "cdiv",
-           "pow", "bmax", "bmin", "colwise_add", "esum", "average", "emax", "logsumexp",
+           "atanh", "erf", "lgamma", "softsign", "log_sigmoid", "selu", "elu", "silu", "cmult",
+           "cdiv", "pow", "bmax", "bmin", "colwise_add", "esum", "average", "emax", "logsumexp",
            "affine_transform", "conv2d", "conv2d_bias", "maxpooling2d", "kmax_pooling",
-           "filter1d_narrow"]
+           "filter1d_narrow", "kmh_ngram", "circ_conv", "circ_corr"]

@@ -1,8 +1,8 @@
-"""DyNet's softmax, losses and noise: ``softmax``, ``log_softmax``, ``pickneglogsoftmax``
-(and ``_batch``, one loss per instance), ``hinge`` (and ``_batch``), ``binary_log_loss``,
-``huber_distance``, ``pairwise_rank_loss``, ``poisson_loss``, ``dropout`` (and ``_dim``,
-``_batch``, ``block_dropout``) and ``noise``. The last three losses are compositions of
-element-wise ops and sums, with DyNet's definitions.
+"""DyNet's softmax, losses and noise: ``softmax``, ``log_softmax``, ``sparsemax``,
+``pickneglogsoftmax`` (and ``_batch``, one loss per instance), ``hinge`` (and ``_batch``),
+``binary_log_loss``, ``huber_distance``, ``pairwise_rank_loss``, ``poisson_loss``,
+``dropout`` (and ``_dim``, ``_batch``, ``block_dropout``) and ``noise``. The last three
+losses are compositions of element-wise ops and sums, with DyNet's definitions.
 
 Dropout masks are drawn from the seeded generator of :mod:`.graph` (DyNet's draws differ;
 the distribution is the same): ``dropout`` is batchviz's reproducible dropout op, seeded per
@@ -47,6 +47,21 @@ def log_softmax(x, restrict=None) -> Expression:
         raise ValueError(f"log_softmax(x, restrict=...) needs a vector, as in DyNet; got "
                          f"dimension {x.dim()}")
     return Expression(bv.log_softmax(node, allowed=restrict), 1)
+
+
+def sparsemax(x) -> Expression:
+    """The sparsemax of a vector (or a ``(d, 1)`` column), as DyNet's: the probabilities
+    nearest to ``x``, exactly 0 for low scores (:func:`batchviz.sparsemax`)."""
+    x = as_expression(x, "sparsemax")
+    if x.bd != 1:
+        raise NotImplementedError(f"sparsemax of a minibatch (dimension {x.dim()}): DyNet "
+                                  "computes it for one vector; build one expression per "
+                                  "instance and let autobatching batch them "
+                                  "(--dynet-autobatch 1)")
+    dims = dims_of(x)
+    if dims[1:] not in ((), (1,)):
+        raise ValueError(f"sparsemax: needs a vector, as DyNet's; got dimension {x.dim()}")
+    return Expression(bv.sparsemax(to_shape(x, dims, 1)), 1)
 
 
 def pickneglogsoftmax(x, v) -> Expression:
@@ -224,7 +239,7 @@ def noise(x, stddev: float) -> Expression:
     return add(x, random_normal(dims_of(x), 0.0, stddev, x.bd))
 
 
-__all__ = ["softmax", "log_softmax", "pickneglogsoftmax", "pickneglogsoftmax_batch", "hinge",
-           "hinge_batch", "hinge_dim", "binary_log_loss", "huber_distance",
+__all__ = ["softmax", "log_softmax", "sparsemax", "pickneglogsoftmax", "pickneglogsoftmax_batch",
+           "hinge", "hinge_batch", "hinge_dim", "binary_log_loss", "huber_distance",
            "pairwise_rank_loss", "poisson_loss", "dropout", "dropout_dim",
            "dropout_batch", "block_dropout", "noise"]

@@ -5,19 +5,14 @@ from __future__ import annotations
 
 #: DyNet's name -> what to use instead
 INSTEAD = {
-    "circ_conv": "a matrix product with a circulant matrix built from the input",
-    "circ_corr": "a matrix product with a circulant matrix built from the input, as for circ_conv",
     "contract3d_1d": "dy.reshape to a matrix and a matrix product",
     "contract3d_1d_bias": "dy.reshape to a matrix, a matrix product and dy.colwise_add",
     "contract3d_1d_1d": "two matrix products after dy.reshape",
     "contract3d_1d_1d_bias": "two matrix products after dy.reshape, then +",
-    "sparsemax": "dy.softmax",
     "constrained_softmax": "dy.softmax",
     "round": "NumPy on expr.npvalue()",
     "ceil": "NumPy on expr.npvalue()",
     "floor": "NumPy on expr.npvalue()",
-    "lgamma": "NumPy on values outside the graph",
-    "kmh_ngram": "dy.concatenate of dy.pick_range windows",
     "vanilla_lstm_gates": "dy.VanillaLSTMBuilder (its steps are fused nodes)",
     "vanilla_lstm_gates_concat": "dy.VanillaLSTMBuilder",
     "vanilla_lstm_gates_dropout": "dy.VanillaLSTMBuilder with set_dropout",

@@ -1,7 +1,7 @@
 """More element-wise ops: the activations, math functions and comparisons of DyNet's list
 beyond the classic ones in :mod:`batchviz.ops.elementwise` (``abs``, ``selu``, ``softsign``,
 ``log_sigmoid``, ``cube``, the trigonometric and hyperbolic functions and their inverses,
-``erf``, ``pow``, ``bmax``, ``bmin``).
+``erf``, ``lgamma``, ``pow``, ``bmax``, ``bmin``).
 
 They are element-wise in the paper's sense (App. A): the signature is the op's name alone,
 the kernels see a batch as one flat array, and nodes of any shape batch together.
@@ -223,6 +223,21 @@ class Erf(Elementwise):
         return [g * TWO_OVER_SQRT_PI * xp.exp(-x * x)]
 
 
+class LGamma(Elementwise):
+    """``log |Gamma(x)|``, whose slope is the digamma function ``psi(x)``: NumPy has neither
+    (:func:`batchviz.backend.lgamma`, :func:`batchviz.backend.digamma`). Defined for every
+    ``x`` but the poles ``0, -1, -2, ...``, where it is ``inf`` (and its slope too, as
+    DyNet's); its usual domain is ``x > 0`` (the log of a factorial, ``lgamma(n + 1)``)."""
+
+    name = "lgamma"
+
+    def forward(self, xp, ins, attrs, n):
+        return backend.lgamma(xp, ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [g * backend.digamma(xp, ins[0])]
+
+
 class Pow(Elementwise):
     """``x ** y`` element by element (``x`` positive where ``y`` is not an integer)."""
 
@@ -286,9 +301,12 @@ acosh = unary_elementwise(register(Acosh()),
 atanh = unary_elementwise(register(Atanh()),
                           "inverse hyperbolic tangent, element by element (``-1 < x < 1``).")
 erf = unary_elementwise(register(Erf()), "the Gaussian error function, element by element.")
+lgamma = unary_elementwise(register(LGamma()),
+                           "``log |Gamma(x)|``, element by element (``inf`` at 0, -1, -2, ...).")
 pow = binary_elementwise(register(Pow()), "``x ** y`` for two same-shaped expressions.")  # noqa: A001
 bmax = binary_elementwise(register(BMax()), "the larger of two same-shaped expressions, element by element.")
 bmin = binary_elementwise(register(BMin()), "the smaller of two same-shaped expressions, element by element.")
 
 __all__ = ["abs", "selu", "softsign", "log_sigmoid", "cube", "sin", "cos", "tan", "asin", "acos",
-           "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "pow", "bmax", "bmin"]
+           "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "lgamma", "pow", "bmax",
+           "bmin"]

@@ -17,14 +17,15 @@ from .axes import *  # noqa: F401,F403
 from .layout import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .matrix_functions import *  # noqa: F401,F403
+from .circular import *  # noqa: F401,F403
 from . import elementwise, leaves, linalg, losses, random, reductions, scalar, structure
 from . import columns, lstm, lstm_sequences, lstm_steps, lstm_units
-from . import activations, axes, conv, layout, matrix_functions
+from . import activations, axes, circular, conv, layout, matrix_functions
 
 __all__ = sorted(set(
     elementwise.__all__ + leaves.__all__ + linalg.__all__ + losses.__all__ + random.__all__
     + reductions.__all__ + scalar.__all__ + structure.__all__ + lstm.__all__ + lstm_steps.__all__
     + lstm_sequences.__all__ + lstm_units.__all__
     + columns.__all__ + activations.__all__ + axes.__all__ + layout.__all__ + conv.__all__
-    + matrix_functions.__all__
+    + matrix_functions.__all__ + circular.__all__
 ))

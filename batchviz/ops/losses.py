@@ -1,11 +1,11 @@
-"""Softmax and the classification losses.
+"""Softmax, sparsemax and the classification losses.
 
 ``pickneglogsoftmax(x, i) = -log softmax(x)[i]`` is one node (not three), computed with the
 log-sum-exp trick. The target index ``i`` is per node, not in the signature, so the losses
-of every word of every sentence batch into one kernel. ``softmax`` and ``log_softmax``
-normalise over the first axis: a vector's entries, or each column of a matrix (DyNet's
-meaning, and that of a manual minibatch with one instance per column). ``hinge`` and
-``binary_log_loss`` are DyNet's margin and binary cross-entropy losses.
+of every word of every sentence batch into one kernel. ``softmax``, ``log_softmax`` and
+``sparsemax`` normalise over the first axis: a vector's entries, or each column of a matrix
+(DyNet's meaning, and that of a manual minibatch with one instance per column). ``hinge``
+and ``binary_log_loss`` are DyNet's margin and binary cross-entropy losses.
 """
 from __future__ import annotations
 
@@ -73,6 +73,37 @@ class LogSoftmax(Op):
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         return [g - xp.exp(out) * g.sum(axis=1, keepdims=True)]
+
+
+class Sparsemax(Op):
+    """The Euclidean projection of ``x`` onto the probability simplex (Martins & Astudillo,
+    2016): ``max(x - tau, 0)``, with the threshold ``tau`` that makes it sum to 1, over the
+    first axis as :class:`Softmax`. Unlike softmax it is exactly 0 outside a *support*.
+
+    With the entries sorted in decreasing order ``z_1 >= z_2 >= ...``, the support is the
+    ``k`` largest, ``k`` the last with ``1 + k z_k > z_1 + ... + z_k`` (they form a prefix),
+    and ``tau = (z_1 + ... + z_k - 1) / k``. The Jacobian is ``diag(s) - s s^T / k`` on the
+    support ``s``: the gradient is ``g`` less its mean over the support, there, and 0 off it."""
+
+    name = "sparsemax"
+
+    def infer_shape(self, shapes, attrs):
+        _not_scalar(self, shapes)
+        return shapes[0]
+
+    def forward(self, xp, ins, attrs, n):
+        x = ins[0]
+        ranked = -xp.sort(-x, axis=1)
+        ks = xp.arange(1, x.shape[1] + 1, dtype=x.dtype).reshape((1, -1) + (1,) * (x.ndim - 2))
+        support = 1.0 + ks * ranked > xp.cumsum(ranked, axis=1)
+        size = support.sum(axis=1, keepdims=True)
+        tau = ((ranked * support).sum(axis=1, keepdims=True) - 1.0) / size
+        return xp.maximum(x - tau, 0.0)
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        support = out > 0
+        mean = (g * support).sum(axis=1, keepdims=True) / support.sum(axis=1, keepdims=True)
+        return [xp.where(support, g - mean, 0.0)]
 
 
 class RestrictedLogSoftmax(Op):
@@ -211,6 +242,7 @@ class BinaryLogLoss(Op):
 
 _SOFTMAX = register(Softmax())
 _LOG_SOFTMAX = register(LogSoftmax())
+_SPARSEMAX = register(Sparsemax())
 _RESTRICTED_LOG_SOFTMAX = register(RestrictedLogSoftmax())
 _PNLS = register(PickNegLogSoftmax())
 _HINGE = register(Hinge())
@@ -232,6 +264,12 @@ def log_softmax(x, allowed=None):
             not isinstance(i, numbers.Integral) for i in allowed):
         raise TypeError(f"log_softmax: allowed must be a list of ints, got {allowed!r}")
     return build(_RESTRICTED_LOG_SOFTMAX, (x,), tuple(int(i) for i in allowed))
+
+
+def sparsemax(x):
+    """The sparsemax of ``x`` over the first axis (of a vector, or of each column of a
+    matrix): probabilities that sum to 1, like softmax's, but exactly 0 for low scores."""
+    return build(_SPARSEMAX, (x,))
 
 
 def pickneglogsoftmax(x, index):
@@ -262,4 +300,4 @@ def binary_log_loss(x, y):
     return build(_BINARY_LOG_LOSS, (x, y))
 
 
-__all__ = ["softmax", "log_softmax", "pickneglogsoftmax", "hinge", "binary_log_loss"]
+__all__ = ["softmax", "log_softmax", "sparsemax", "pickneglogsoftmax", "hinge", "binary_log_loss"]

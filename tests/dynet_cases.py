@@ -257,6 +257,10 @@ OP_CASES = {
     "pick dim=1": ([(3, 4)], lambda dy, P: dy.pick(P[0], 2, 1)),
     "pick, batch": ([(4,)], lambda dy, P: dy.pick(dy.cmult(P[0], batch(dy, XB)), 1)),
     "x[i]": ([(3, 4)], lambda dy, P: P[0][1]),
+    "x[rows, instances] of a minibatch": ([(4,)], lambda dy, P: dy.cmult(
+        P[0], batch(dy, XB))[1:3, ::2]),
+    "x[rows, one instance] of a minibatch": ([(4,)], lambda dy, P: dy.cmult(
+        P[0], batch(dy, XB))[:, 1:2]),
     "x[a:b]": ([(5,)], lambda dy, P: P[0][1:4]),
     "pick_range": ([(6,)], lambda dy, P: dy.pick_range(P[0], 2, 5)),
     "pick_range d=1": ([(3, 5)], lambda dy, P: dy.pick_range(P[0], 1, 3, 1)),

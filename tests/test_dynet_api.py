@@ -645,3 +645,17 @@ def test_kmh_ngram_sums_n_consecutive_columns_and_says_what_is_wrong():
         dy.kmh_ngram(dy.inputVector([1.0, 2.0]), 1)
     with pytest.raises(NotImplementedError, match="kmh_ngram of a minibatch"):
         dy.kmh_ngram(dy.inputTensor(np.ones((2, 5, 3)), batched=True), v=2)
+
+
+def test_parameter_expressions_of_a_builder_need_its_initial_state_in_this_graph():
+    """As in DyNet, whose builders load their parameters into the graph there."""
+    pc = dy.ParameterCollection()
+    gru = dy.GRUBuilder(1, 2, 3, pc)
+    dy.renew_cg()
+    with pytest.raises(ValueError, match="call initial_state before accessing GRUBuilder"):
+        gru.get_parameter_expressions()
+    gru.initial_state()
+    assert [len(layer) for layer in gru.get_parameter_expressions()] == [9]
+    dy.renew_cg()                                     # a new graph: stale again
+    with pytest.raises(ValueError, match="renew CG and/or call initial_state"):
+        gru.get_parameter_expressions()

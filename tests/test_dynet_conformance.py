@@ -83,6 +83,9 @@ def _api_facts(dy) -> dict:
     images = [np.arange(6.0).reshape(2, 3) + 10 * i for i in range(4)]   # a list of arrays:
     listed, unflagged = dy.inputTensor(images, batched=True), dy.inputTensor(images)  # a batch
     return {
+        "sparse": (dy.sparse_inputTensor(([0, 1], [2, 0]), [5.0, 7.0], (2, 3)).npvalue().tolist(),
+                   dy.sparse_inputTensor(([1], [0], [1]), [2.0], (2, 2, 3), batched=True,
+                                         defval=0.5).npvalue().tolist()),
         "list of arrays": (listed.dim(), listed.npvalue().tolist(), unflagged.dim(),
                            dy.inputTensor([np.ones(2), np.zeros(2)]).dim(),
                            dy.inputTensor([[1.0, 2.0], [3.0, 4.0]], batched=True).dim()),

@@ -39,7 +39,8 @@ from .initializers import (ConstInitializer, FromFileInitializer, GlorotInitiali
                            PyInitializer, SaxeInitializer, UniformInitializer)
 from .inputs import (InputExpression, constant, inputMatrix, inputTensor, inputVector,
                      matInput, one_hot, ones, random_bernoulli, random_gumbel, random_normal,
-                     random_uniform, scalarInput, to_device, vecInput, zeroes, zeros)
+                     random_uniform, scalarInput, sparse_inputTensor, to_device, vecInput,
+                     zeroes, zeros)
 from .io import load, load_generator, save
 from .losses import *  # noqa: F401,F403
 from .losses import __all__ as _loss_names
@@ -120,6 +121,7 @@ __all__ = (["Expression", "InputExpression", "ComputationGraph", "cg", "cg_versi
             "FromFileInitializer", "scalarInput", "inputVector", "vecInput", "inputMatrix",
             "matInput", "inputTensor", "zeros", "zeroes", "ones", "constant", "random_normal",
             "random_bernoulli", "random_uniform", "random_gumbel", "one_hot", "to_device",
+            "sparse_inputTensor",
             "VanillaLSTMBuilder", "LSTMBuilder", "CoupledLSTMBuilder", "SimpleRNNBuilder",
             "GRUBuilder", "BiRNNBuilder", "RNNState", "Trainer", "SimpleSGDTrainer",
             "MomentumSGDTrainer", "AdagradTrainer", "AdadeltaTrainer", "RMSPropTrainer",

@@ -81,19 +81,26 @@ def products_per_instance(a, b, da: tuple, db: tuple, bd: int):
     return bv.reshape(bv.sum_axes(products, [1]), (r, bd) if len(db) == 1 else (r, k, bd))
 
 
-def selected_rows(e, index):
-    """The node of DyNet's ``x[index]`` for a slice or a tuple of slices (one per
-    dimension): the entries kept along each dimension, selected."""
+def selected_rows(e, index) -> tuple:
+    """``(node, batch)`` of DyNet's ``x[index]`` for a slice or a tuple of slices (one per
+    dimension, and one more for the instances of a minibatch): the entries kept along each
+    dimension, selected."""
     x, dims = e.x, dims_of(e)
-    if len(index) > len(dims):
+    sizes = dims + ((e.bd,) if e.bd > 1 else ())   # the instances: the node's last axis
+    if len(index) > len(sizes):
         raise IndexError(f"{len(index)} slices for an expression of dimension "
                          f"{(dims, e.bd)}")
     if not x.shape:
         x = bv.reshape(x, (1,))
+    bd = e.bd
     for axis, s in enumerate(index):
-        picked = list(range(*s.indices(dims[axis])))
+        picked = list(range(*s.indices(sizes[axis])))
         if not picked:
-            raise IndexError(f"slice {s} of dimension {axis} ({dims[axis]}) is empty")
-        if picked != list(range(dims[axis])):
+            raise IndexError(f"slice {s} of dimension {axis} ({sizes[axis]}) is empty")
+        if picked != list(range(sizes[axis])):
             x = bv.select_axis(x, picked, axis)
-    return x
+        if axis == len(dims):
+            bd = len(picked)
+    if bd == 1 and e.bd > 1:   # one instance left: an unbatched value
+        x = bv.reshape(x, x.shape[:-1])
+    return x, bd

@@ -227,7 +227,8 @@ def elementwise(op, a, b, who: str, right_only: bool = False) -> Expression:
 
 def index_rows(e: Expression, index) -> Expression:
     """DyNet's ``x[i]`` (row ``i``, a negative ``i`` counted from the end), ``x[a:b]`` and
-    ``x[a:b:step]`` (rows), and a tuple of slices (one per dimension)."""
+    ``x[a:b:step]`` (rows), and a tuple of slices (one per dimension, and one more for the
+    instances of a minibatch)."""
     if isinstance(index, numbers.Integral):
         rows = dims_of(e)[0]
         if not -rows <= index < rows:
@@ -239,7 +240,7 @@ def index_rows(e: Expression, index) -> Expression:
     if not isinstance(index, tuple) or not all(isinstance(s, slice) for s in index):
         raise TypeError(f"expression index must be an int, a slice or a tuple of slices, got "
                         f"{index!r}")
-    return Expression(selected_rows(e, index), e.bd)
+    return Expression(*selected_rows(e, index))
 
 
 # --- DyNet's * and +, and the affine transforms they make ------------------------------

@@ -130,6 +130,24 @@ def inputTensor(arr, batched: bool = False, device="", reusable_expr=False) -> I
     return _input(array, bd)
 
 
+def sparse_inputTensor(idxs, values, shape, batched: bool = False, defval: float = 0.0,
+                       device="") -> InputExpression:
+    """An array of ``shape`` that holds ``defval`` except at the positions ``idxs`` (one
+    sequence of indices per dimension, as NumPy's advanced indexing), which hold
+    ``values``; with ``batched=True`` the last dimension is the minibatch."""
+    config.check_device(device, "sparse_inputTensor")
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 1:
+        raise TypeError("sparse_inputTensor: values should be a 1d array")
+    shape = tuple(int(d) for d in shape)
+    if len(idxs) != len(shape):
+        raise ValueError(f"sparse_inputTensor: {len(idxs)} sequences of indices for the "
+                         f"{len(shape)} dimensions of {shape}")
+    array = np.full(shape, float(defval))
+    array[tuple(np.asarray(i, dtype=np.int64) for i in idxs)] = values
+    return inputTensor(array, batched)
+
+
 def _constant(dims, bd, value: float) -> Expression:
     if value == 0.0:
         return Expression(bv.zeros(layout(dims, bd)), bd)

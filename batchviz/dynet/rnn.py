@@ -15,7 +15,7 @@ from __future__ import annotations
 from .arith import affine_transform, cmult, logistic, tanh
 from .dims import dims_of
 from .expression import Expression, as_expression
-from .graph import current
+from .graph import cg_version, current
 from .inputs import inputTensor, random_bernoulli, zeros
 from .losses import dropout
 from .shaping import reshape
@@ -118,6 +118,7 @@ class RNNBuilder:
         self.local = model.add_subcollection(self.collection_name)
         self.dropout_rate = self.dropout_rate_h = 0.0
         self._masks = (None, {})
+        self._started_in = None   # the cg_version of the last initial_state
 
     # --- DyNet's builder API ------------------------------------------------------------
     @classmethod
@@ -131,6 +132,13 @@ class RNNBuilder:
         return [list(ps) for ps in self._layer_params]
 
     def get_parameter_expressions(self) -> list:
+        """The parameters as expressions of the current graph, per layer. As in DyNet, only
+        once ``initial_state()`` has been called in this graph (DyNet loads them into the
+        graph there)."""
+        if self._started_in != cg_version():
+            raise ValueError(f"Attempt to use a stale expression, renew CG and/or call "
+                             f"initial_state before accessing {type(self).__name__} internal "
+                             "parameters expression")
         return self.get_parameters()
 
     def _add_layer_parameters(self, kinds: str) -> None:
@@ -161,6 +169,7 @@ class RNNBuilder:
     def initial_state(self, vecs=None, update: bool = True) -> RNNState:
         """The state before the first input; ``vecs``: DyNet's initial state (for LSTMs the
         cells of every layer, then the outputs; else the outputs)."""
+        self._started_in = cg_version()
         start = RNNState(self, None)
         return start if vecs is None else start.set_s(vecs)
 

@@ -19,7 +19,6 @@ INSTEAD = {
     "vanilla_lstm_gates_dropout_concat": "dy.VanillaLSTMBuilder with set_dropout",
     "vanilla_lstm_c": "dy.VanillaLSTMBuilder",
     "vanilla_lstm_h": "dy.VanillaLSTMBuilder",
-    "sparse_inputTensor": "dy.inputTensor of the dense array",
     "inputTensorTranspose": "dy.transpose(dy.inputTensor(...))",
     "print_text_graphviz": "batchviz's pictures: bv.render(graph) or `batchviz explain prog.py`",
     "print_graphviz": "bv.render(dy.cg().graph) or `batchviz explain prog.py`",

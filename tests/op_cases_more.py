@@ -99,6 +99,10 @@ MORE_CASES = {
     ][k % 2]),
     "pickneglogsoftmax_columns": ([(4, 3)], lambda P, k: bv.pickneglogsoftmax_columns(
         v(P[0]), [k % 4, (k + 1) % 4, 2])),
+    # piecewise constant: a zero gradient (the values stay off the steps)
+    "round": ([(5,)], lambda P, k: bv.round(v(P[0]) * 3.0)),
+    "floor": ([(5,)], lambda P, k: bv.floor(v(P[0]) * 3.0)),
+    "ceil": ([(5,)], lambda P, k: bv.ceil(v(P[0]) * 3.0)),
     "kmax_axis": ([(3, 5), (2, 4, 3)], lambda P, k: [
         bv.kmax_axis(v(P[0]), 2, 1),                       # the two largest of every row
         bv.kmax_axis(v(P[1]), 1 + k % 2, 0),

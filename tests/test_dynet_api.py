@@ -659,3 +659,20 @@ def test_parameter_expressions_of_a_builder_need_its_initial_state_in_this_graph
     dy.renew_cg()                                     # a new graph: stale again
     with pytest.raises(ValueError, match="renew CG and/or call initial_state"):
         gru.get_parameter_expressions()
+
+
+@pytest.mark.parametrize("mode, slope", [("zero_gradient", 0.0),
+                                         ("straight_through_gradient", 1.0)])
+def test_round_floor_ceil_take_halves_away_from_zero_and_their_gradient_mode(mode, slope):
+    expected = {"round": [1.0, 2.0, -1.0, 3.0, -2.0], "floor": [0.0, 1.0, -1.0, 2.0, -3.0],
+                "ceil": [1.0, 2.0, 0.0, 3.0, -2.0]}
+    for name, values in expected.items():
+        p = dy.ParameterCollection().add_parameters(5)
+        p.set_value(np.array([0.5, 1.5, -0.5, 2.7, -2.2]))
+        dy.renew_cg()
+        y = getattr(dy, name)(p * 1.0, mode)
+        assert y.value() == values, name
+        dy.dot_product(y, dy.inputVector([1.0, 2.0, 3.0, 4.0, 5.0])).backward()
+        assert p.grad_as_array().tolist() == [slope * w for w in (1, 2, 3, 4, 5)], name
+    with pytest.raises(ValueError, match="Unknown gradient mode for round: 'bogus'"):
+        dy.round(p, "bogus")

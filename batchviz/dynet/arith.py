@@ -89,6 +89,37 @@ def silu(x, beta: float = 1.0) -> Expression:
     return Expression(bv.silu(x.x, beta), x.bd)
 
 
+def round(x, gradient_mode: str = "zero_gradient") -> Expression:  # noqa: A001
+    """The nearest integer, halves away from zero, element by element; see :func:`_stepped`
+    for ``gradient_mode``."""
+    return _stepped(bv.round, x, gradient_mode, "round")
+
+
+def floor(x, gradient_mode: str = "zero_gradient") -> Expression:
+    """The integer below, element by element; see :func:`_stepped`."""
+    return _stepped(bv.floor, x, gradient_mode, "floor")
+
+
+def ceil(x, gradient_mode: str = "zero_gradient") -> Expression:
+    """The integer above, element by element; see :func:`_stepped`."""
+    return _stepped(bv.ceil, x, gradient_mode, "ceil")
+
+
+def _stepped(op, x, gradient_mode: str, who: str) -> Expression:
+    """``op(x)`` with DyNet's gradient modes: ``"zero_gradient"``, the true slope (zero),
+    or ``"straight_through_gradient"``, the gradient passed on as if ``op`` were the
+    identity: ``x + (op(x) - x)`` with no gradient through the difference (whose value is
+    exact: ``op(x)`` is within 1 of ``x``)."""
+    x = as_expression(x, who)
+    if gradient_mode not in ("zero_gradient", "straight_through_gradient"):
+        raise ValueError(f"Unknown gradient mode for {who}: {gradient_mode!r} (DyNet's are "
+                         "'zero_gradient' and 'straight_through_gradient')")
+    stepped = op(x.x)
+    if gradient_mode == "straight_through_gradient":
+        stepped = bv.add(x.x, bv.nobackprop(bv.sub(stepped, x.x)))
+    return Expression(stepped, x.bd)
+
+
 def cmult(x, y) -> Expression:
     """Element-wise product (DyNet's ``*`` is the matrix product)."""
     return elementwise(bv.cmult, x, y, "cmult")
@@ -317,5 +348,5 @@ __all__ = ["tanh", "logistic", "sigmoid", "rectify", "relu", "exp", "log", "squa
            "cube", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
            "atanh", "erf", "lgamma", "softsign", "log_sigmoid", "selu", "elu", "silu", "cmult",
            "cdiv", "pow", "bmax", "bmin", "colwise_add", "esum", "average", "emax", "logsumexp",
-           "affine_transform", "conv2d", "conv2d_bias", "maxpooling2d", "kmax_pooling",
-           "filter1d_narrow", "kmh_ngram", "circ_conv", "circ_corr"]
+           "affine_transform", "round", "floor", "ceil", "conv2d", "conv2d_bias", "maxpooling2d",
+           "kmax_pooling", "filter1d_narrow", "kmh_ngram", "circ_conv", "circ_corr"]

@@ -238,6 +238,41 @@ class LGamma(Elementwise):
         return [g * backend.digamma(xp, ins[0])]
 
 
+class _Step(Elementwise):
+    """A function that is constant between integers (``round``, ``floor``, ``ceil``): its
+    slope is zero wherever it has one. (DyNet's straight-through gradient of them is
+    composed in :mod:`batchviz.dynet`.)"""
+
+    function = ""
+
+    def forward(self, xp, ins, attrs, n):
+        return getattr(xp, self.function)(ins[0])
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        return [xp.zeros_like(g)]
+
+
+class Round(_Step):
+    """To the nearest integer, halves away from zero (C's ``round``, as DyNet; NumPy's
+    ``rint`` takes halves to the even integer). Written on ``|x|`` so that no addition of
+    0.5 rounds a value just below a half up."""
+
+    name = "round"
+
+    def forward(self, xp, ins, attrs, n):
+        size = xp.abs(ins[0])
+        whole = xp.floor(size)
+        return xp.copysign(whole + (size - whole >= 0.5), ins[0])
+
+
+class Floor(_Step):
+    name, function = "floor", "floor"
+
+
+class Ceil(_Step):
+    name, function = "ceil", "ceil"
+
+
 class Pow(Elementwise):
     """``x ** y`` element by element (``x`` positive where ``y`` is not an integer)."""
 
@@ -303,10 +338,17 @@ atanh = unary_elementwise(register(Atanh()),
 erf = unary_elementwise(register(Erf()), "the Gaussian error function, element by element.")
 lgamma = unary_elementwise(register(LGamma()),
                            "``log |Gamma(x)|``, element by element (``inf`` at 0, -1, -2, ...).")
+round = unary_elementwise(register(Round()),  # noqa: A001
+                          "the nearest integer (halves away from zero), element by element; "
+                          "its gradient is zero.")
+floor = unary_elementwise(register(Floor()), "the integer below, element by element; its "
+                          "gradient is zero.")
+ceil = unary_elementwise(register(Ceil()), "the integer above, element by element; its "
+                         "gradient is zero.")
 pow = binary_elementwise(register(Pow()), "``x ** y`` for two same-shaped expressions.")  # noqa: A001
 bmax = binary_elementwise(register(BMax()), "the larger of two same-shaped expressions, element by element.")
 bmin = binary_elementwise(register(BMin()), "the smaller of two same-shaped expressions, element by element.")
 
 __all__ = ["abs", "selu", "softsign", "log_sigmoid", "cube", "sin", "cos", "tan", "asin", "acos",
-           "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "lgamma", "pow", "bmax",
-           "bmin"]
+           "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "lgamma", "round",
+           "floor", "ceil", "pow", "bmax", "bmin"]

@@ -541,6 +541,11 @@ TRAINER_CASES = {
     "SGD, clipping at 0.5": ("SimpleSGDTrainer", {}, {"clip": 0.5}),
     "Momentum, learning_rate set": ("MomentumSGDTrainer", {}, {"learning_rate": 0.2}),
     "Adam, restart": ("AdamTrainer", {}, {"restart": 0.02}),
+    "Amsgrad": ("AmsgradTrainer", {}, {}),
+    "Amsgrad args": ("AmsgradTrainer", {"alpha": 0.01, "beta_1": 0.8, "beta_2": 0.99}, {}),
+    # a triangle of 2 steps: the rate goes up and down within the updates run here
+    "CyclicalSGD": ("CyclicalSGDTrainer", {"learning_rate_min": 0.01, "learning_rate_max": 0.2,
+                                           "step_size": 2, "gamma": 0.9}, {}),
     "SGD, frozen W": ("SimpleSGDTrainer", {}, {"frozen": True}),
 }
 

@@ -54,8 +54,9 @@ from .reductions import __all__ as _reduction_names
 from .rnn import CoupledLSTMBuilder, GRUBuilder, RNNState, SimpleRNNBuilder
 from .shaping import *  # noqa: F401,F403
 from .shaping import __all__ as _shaping_names
-from .trainers import (AdadeltaTrainer, AdagradTrainer, AdamTrainer, MomentumSGDTrainer,
-                       RMSPropTrainer, SimpleSGDTrainer, Trainer)
+from .trainers import (AdadeltaTrainer, AdagradTrainer, AdamTrainer, AmsgradTrainer,
+                       CyclicalSGDTrainer, MomentumSGDTrainer, RMSPropTrainer,
+                       SimpleSGDTrainer, Trainer)
 from .unsupported import STUBS as _STUBS
 
 globals().update(_STUBS)
@@ -125,5 +126,5 @@ __all__ = (["Expression", "InputExpression", "ComputationGraph", "cg", "cg_versi
             "VanillaLSTMBuilder", "LSTMBuilder", "CoupledLSTMBuilder", "SimpleRNNBuilder",
             "GRUBuilder", "BiRNNBuilder", "RNNState", "Trainer", "SimpleSGDTrainer",
             "MomentumSGDTrainer", "AdagradTrainer", "AdadeltaTrainer", "RMSPropTrainer",
-            "AdamTrainer", "save", "load", "load_generator", "inverse", "logdet"]
+            "AdamTrainer", "AmsgradTrainer", "CyclicalSGDTrainer", "save", "load", "load_generator", "inverse", "logdet"]
            + _arith_names + _loss_names + _reduction_names + _shaping_names + list(_STUBS))

@@ -12,6 +12,7 @@ tables, which changes the result for the rules with state, such as Adam).
 """
 from __future__ import annotations
 
+import math
 import sys
 
 from ..backend import state
@@ -134,6 +135,33 @@ class SimpleSGDTrainer(Trainer):
         values -= self.learning_rate * g
 
 
+class CyclicalSGDTrainer(Trainer):
+    """SGD whose learning rate goes up and down between ``learning_rate_min`` and
+    ``learning_rate_max`` in triangles of ``2 step_size`` updates (Smith, 2017), the top
+    shrinking by ``gamma`` per update; as DyNet, the rate of update ``it + 1`` is computed
+    after update ``it``, the first ones use ``learning_rate_min``."""
+
+    def __init__(self, m, learning_rate_min: float = 0.01, learning_rate_max: float = 0.1,
+                 step_size: float = 2000, gamma: float = 1.0):
+        super().__init__(m, learning_rate_min)
+        self.learning_rate_min, self.learning_rate_max = float(learning_rate_min), float(
+            learning_rate_max)
+        self.step_size, self.gamma = float(step_size), float(gamma)
+        self._iteration = 0
+
+    def rule(self, values, g, slots):
+        values -= self.learning_rate * g
+
+    def update(self) -> None:
+        super().update()
+        it, size = self._iteration, self.step_size
+        cycle = math.floor(1 + it / (2 * size))
+        x = abs(it / size - 2 * cycle + 1)
+        self.learning_rate = self.learning_rate_min + max(0.0, 1 - x) * (
+            self.learning_rate_max - self.learning_rate_min) * self.gamma ** it
+        self._iteration += 1
+
+
 class MomentumSGDTrainer(Trainer):
     """``v = mom * v - learning_rate * g; p += v``."""
 
@@ -231,5 +259,24 @@ class AdamTrainer(Trainer):
         values -= step
 
 
-__all__ = ["Trainer", "SimpleSGDTrainer", "MomentumSGDTrainer", "AdagradTrainer",
-           "AdadeltaTrainer", "RMSPropTrainer", "AdamTrainer"]
+class AmsgradTrainer(AdamTrainer):
+    """AMSGrad (Reddi et al., 2018): Adam that divides by the largest second moment seen so
+    far, so that a parameter's step never grows back after its gradients shrink."""
+
+    slot_count = 3
+
+    def rule(self, values, g, slots):
+        xp, (m, v, top) = state.xp, slots
+        b1, b2, t = self.beta_1, self.beta_2, self.updates + 1
+        m *= b1
+        m += g * (1.0 - b1)
+        v *= b2
+        v += g * g * (1.0 - b2)
+        xp.maximum(top, v, out=top)
+        rate = self.learning_rate * (1.0 - b2 ** t) ** 0.5 / (1.0 - b1 ** t)
+        values -= m / (xp.sqrt(top) + self.eps) * rate
+
+
+__all__ = ["Trainer", "SimpleSGDTrainer", "CyclicalSGDTrainer", "MomentumSGDTrainer",
+           "AdagradTrainer", "AdadeltaTrainer", "RMSPropTrainer", "AdamTrainer",
+           "AmsgradTrainer"]

@@ -26,8 +26,6 @@ INSTEAD = {
     "FastLSTMBuilder": "dy.VanillaLSTMBuilder or dy.CoupledLSTMBuilder",
     "SparseLSTMBuilder": "dy.VanillaLSTMBuilder",
     "StackedRNNState": "the states of one builder of several layers",
-    "CyclicalSGDTrainer": "dy.SimpleSGDTrainer, setting trainer.learning_rate each step",
-    "AmsgradTrainer": "dy.AdamTrainer",
     "EGTrainer": "dy.SimpleSGDTrainer",
     "SoftmaxBuilder": "dy.pickneglogsoftmax over an affine_transform",
     "StandardSoftmaxBuilder": "dy.pickneglogsoftmax(dy.affine_transform([b, W, x]), y)",

@@ -22,7 +22,8 @@ differs; the design in brief:
   collections (:mod:`.collection`);
   initializers (:mod:`.initializers`) draw DyNet's distributions from the seeded generator.
 * **Builders**: ``VanillaLSTMBuilder`` runs on batchviz's fused LSTM steps (:mod:`.lstm`);
-  the simple RNN, GRU and coupled LSTM are written with DyNet's ops (:mod:`.rnn`).
+  the simple RNN, GRU and coupled LSTM are written with DyNet's ops (:mod:`.rnn`), and
+  so are the softmax layers (:mod:`.softmax_builders`).
 * **Trainers** (:mod:`.trainers`) apply DyNet's update rules with its defaults.
 * Anything else of DyNet's API raises ``NotImplementedError`` naming what to use
   (:mod:`.unsupported`).
@@ -52,6 +53,8 @@ from .reductions import *  # noqa: F401,F403
 from .reductions import __all__ as _reduction_names
 from .rnn import CoupledLSTMBuilder, GRUBuilder, RNNState, SimpleRNNBuilder
 from .shaping import *  # noqa: F401,F403
+from .softmax_builders import (ClassFactoredSoftmaxBuilder, SoftmaxBuilder,
+                               StandardSoftmaxBuilder)
 from .shaping import __all__ as _shaping_names
 from .trainers import (AdadeltaTrainer, AdagradTrainer, AdamTrainer, MomentumSGDTrainer,
                        RMSPropTrainer, SimpleSGDTrainer, Trainer)
@@ -121,7 +124,8 @@ __all__ = (["Expression", "InputExpression", "ComputationGraph", "cg", "cg_versi
             "matInput", "inputTensor", "zeros", "zeroes", "ones", "constant", "random_normal",
             "random_bernoulli", "random_uniform", "random_gumbel", "one_hot", "to_device",
             "VanillaLSTMBuilder", "LSTMBuilder", "CoupledLSTMBuilder", "SimpleRNNBuilder",
-            "GRUBuilder", "BiRNNBuilder", "RNNState", "Trainer", "SimpleSGDTrainer",
-            "MomentumSGDTrainer", "AdagradTrainer", "AdadeltaTrainer", "RMSPropTrainer",
-            "AdamTrainer", "save", "load", "load_generator", "inverse", "logdet"]
+            "GRUBuilder", "BiRNNBuilder", "RNNState", "SoftmaxBuilder",
+            "StandardSoftmaxBuilder", "ClassFactoredSoftmaxBuilder", "Trainer",
+            "SimpleSGDTrainer", "MomentumSGDTrainer", "AdagradTrainer", "AdadeltaTrainer",
+            "RMSPropTrainer", "AdamTrainer", "save", "load", "load_generator", "inverse", "logdet"]
            + _arith_names + _loss_names + _reduction_names + _shaping_names + list(_STUBS))

@@ -474,6 +474,8 @@ BUILDER_CASES = builder_cases({
     "VanillaLSTM 2 layers": ("VanillaLSTMBuilder", 2, True),
     "LSTMBuilder": ("LSTMBuilder", 1, True),
     "CoupledLSTM 2 layers": ("CoupledLSTMBuilder", 2, True),
+    "FastLSTM": ("FastLSTMBuilder", 1, True),
+    "FastLSTM 2 layers": ("FastLSTMBuilder", 2, True),
     "SimpleRNN 2 layers": ("SimpleRNNBuilder", 2, False),
     "GRU 2 layers": ("GRUBuilder", 2, False),
 })

@@ -717,3 +717,30 @@ def test_softmax_losses_of_many_positions_batch_under_autobatching():
         dy.esum([sm.neg_log_softmax(dy.tanh(E[w]), w % 6) for w in range(8)]).value()
         batches[strategy] = dy.cg().graph.last_stats.forward.batches
     assert batches["agenda"] * 3 < batches["none"]
+
+
+def test_fast_lstm_is_dynets_its_peepholes_unused_and_saved_like_the_others(tmp_path):
+    pc = dy.ParameterCollection()
+    fast = dy.FastLSTMBuilder(2, 3, 4, pc)
+    assert [p.shape() for p in fast.get_parameters()[1]] == [
+        (4, 4), (4, 4), (4, 1), (4,), (4, 4), (4, 4), (4, 1), (4,), (4, 4), (4, 4), (4,)]
+    assert fast.get_parameters()[0][0].name() == "/fast-lstm-builder/_0"
+    dy.renew_cg()
+    with pytest.raises(ValueError, match="call initial_state before accessing FastLSTMBuilder"):
+        fast.get_parameter_expressions()
+    with pytest.raises(ValueError, match="2 times as many expressions as layers"):
+        fast.initial_state([dy.ones(4), dy.ones(4)])
+    fast.set_dropout(0.5)                            # DyNet's FastLSTM applies no dropout
+    x = dy.inputVector([0.5, -1.0, 0.25])
+    out = fast.initial_state().transduce([x, x])[-1]
+    assert fast.get_parameter_expressions()[0][0] is fast.get_parameters()[0][0]
+    fast.disable_dropout()
+    np.testing.assert_array_equal(out.npvalue(),
+                                  fast.initial_state().transduce([x, x])[-1].npvalue())
+    dy.sum_elems(out).backward()
+    assert not fast.get_parameters()[0][2].grad_as_array().any()   # the peephole columns
+    base = str(tmp_path / "fast")
+    dy.save(base, [fast])
+    (fast2,) = dy.load(base, dy.ParameterCollection())
+    np.testing.assert_array_equal(fast2.initial_state().transduce([x, x])[-1].npvalue(),
+                                  out.npvalue())

@@ -22,7 +22,7 @@ differs; the design in brief:
   collections (:mod:`.collection`);
   initializers (:mod:`.initializers`) draw DyNet's distributions from the seeded generator.
 * **Builders**: ``VanillaLSTMBuilder`` runs on batchviz's fused LSTM steps (:mod:`.lstm`);
-  the simple RNN, GRU and coupled LSTM are written with DyNet's ops (:mod:`.rnn`), and
+  the simple RNN, GRU, coupled and fast LSTMs are written with DyNet's ops (:mod:`.rnn`), and
   so are the softmax layers (:mod:`.softmax_builders`).
 * **Trainers** (:mod:`.trainers`) apply DyNet's update rules with its defaults.
 * Anything else of DyNet's API raises ``NotImplementedError`` naming what to use
@@ -51,7 +51,7 @@ from .parameters import (LookupParameters, Parameters, const_parameter, lookup, 
                          parameter)
 from .reductions import *  # noqa: F401,F403
 from .reductions import __all__ as _reduction_names
-from .rnn import CoupledLSTMBuilder, GRUBuilder, RNNState, SimpleRNNBuilder
+from .rnn import CoupledLSTMBuilder, FastLSTMBuilder, GRUBuilder, RNNState, SimpleRNNBuilder
 from .shaping import *  # noqa: F401,F403
 from .softmax_builders import (ClassFactoredSoftmaxBuilder, SoftmaxBuilder,
                                StandardSoftmaxBuilder)
@@ -123,8 +123,8 @@ __all__ = (["Expression", "InputExpression", "ComputationGraph", "cg", "cg_versi
             "FromFileInitializer", "scalarInput", "inputVector", "vecInput", "inputMatrix",
             "matInput", "inputTensor", "zeros", "zeroes", "ones", "constant", "random_normal",
             "random_bernoulli", "random_uniform", "random_gumbel", "one_hot", "to_device",
-            "VanillaLSTMBuilder", "LSTMBuilder", "CoupledLSTMBuilder", "SimpleRNNBuilder",
-            "GRUBuilder", "BiRNNBuilder", "RNNState", "SoftmaxBuilder",
+            "VanillaLSTMBuilder", "LSTMBuilder", "CoupledLSTMBuilder", "FastLSTMBuilder",
+            "SimpleRNNBuilder", "GRUBuilder", "BiRNNBuilder", "RNNState", "SoftmaxBuilder",
             "StandardSoftmaxBuilder", "ClassFactoredSoftmaxBuilder", "Trainer",
             "SimpleSGDTrainer", "MomentumSGDTrainer", "AdagradTrainer", "AdadeltaTrainer",
             "RMSPropTrainer", "AdamTrainer", "save", "load", "load_generator", "inverse", "logdet"]

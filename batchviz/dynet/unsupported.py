@@ -27,7 +27,6 @@ INSTEAD = {
     "cg_checkpoint": "building the expressions again after dy.renew_cg()",
     "cg_revert": "building the expressions again after dy.renew_cg()",
     "CompactVanillaLSTMBuilder": "dy.VanillaLSTMBuilder (fused steps too)",
-    "FastLSTMBuilder": "dy.VanillaLSTMBuilder or dy.CoupledLSTMBuilder",
     "SparseLSTMBuilder": "dy.VanillaLSTMBuilder",
     "StackedRNNState": "the states of one builder of several layers",
     "CyclicalSGDTrainer": "dy.SimpleSGDTrainer, setting trainer.learning_rate each step",

@@ -402,10 +402,13 @@ BATCH = [[1, 4, 2], [0, 3, 3], [5, 6, 1], [2, 2, 7]]   # 4 steps of a minibatch 
 
 
 def builder_params(builder) -> list:
-    """Every parameter of a builder, in DyNet's order (a BiRNN's layer by layer)."""
+    """Every parameter of a builder, in DyNet's order (a BiRNN's layer by layer; a softmax
+    layer's, which has no get_parameters, in its collection's order)."""
     layers = getattr(builder, "builder_layers", None)
     if layers is not None:
         return [p for pair in layers for b in pair for p in builder_params(b)]
+    if not hasattr(builder, "get_parameters"):
+        return builder.param_collection().parameters_list()
     return [p for layer in builder.get_parameters() for p in layer]
 
 
@@ -491,6 +494,8 @@ BUILDER_CASES = builder_cases({
     "VanillaLSTM 2 layers": ("VanillaLSTMBuilder", 2, True),
     "LSTMBuilder": ("LSTMBuilder", 1, True),
     "CoupledLSTM 2 layers": ("CoupledLSTMBuilder", 2, True),
+    "FastLSTM": ("FastLSTMBuilder", 1, True),
+    "FastLSTM 2 layers": ("FastLSTMBuilder", 2, True),
     "SimpleRNN 2 layers": ("SimpleRNNBuilder", 2, False),
     "GRU 2 layers": ("GRUBuilder", 2, False),
 })
@@ -521,6 +526,64 @@ BUILDER_CASES["GRU, column inputs"] = (lambda dy, pc: dy.GRUBuilder(1, 3, 4, pc)
 BUILDER_CASES["BiRNN of GRUs, add_inputs"] = (
     lambda dy, pc: dy.BiRNNBuilder(1, 3, 4, pc, dy.GRUBuilder),
     lambda dy, b, E: [s.output() for pair in b.add_inputs([E[w] for w in SENTENCE]) for s in pair])
+
+
+# --- softmax layers -----------------------------------------------------------------------
+#: a cluster file of DyNet's format (``CLASS WORD [FREQ]``, spaces or tabs): clusters of
+#: three, two and one word, a frequency field, and the word id 5 in no cluster
+CLUSTERS = "a w0\nb w1\na w2 17\n  c\tw3\nb w4\na w6\n"
+WORD_IDS = {f"w{i}": i for i in range(7)}
+
+
+def _standard(bias=True):
+    return lambda dy, pc, clusters: dy.StandardSoftmaxBuilder(3, 5, pc, bias)
+
+
+def _factored(bias=True):
+    return lambda dy, pc, clusters: dy.ClassFactoredSoftmaxBuilder(3, clusters, WORD_IDS, pc,
+                                                                   bias)
+
+
+def _losses(words, update=True):
+    """One loss per (position, word) of ``SENTENCE`` and ``words``."""
+    return lambda dy, sm, E: [sm.neg_log_softmax(dy.tanh(E[x]), w, update=update)
+                              for x, w in zip(SENTENCE, words)]
+
+
+def _batch_losses(words):
+    return lambda dy, sm, E: [sm.neg_log_softmax_batch(dy.lookup_batch(E, SENTENCE), words)]
+
+
+def _distributions(dy, sm, E):
+    rep = dy.tanh(E[3])
+    return [sm.full_logits(rep), sm.full_log_distribution(rep)]
+
+
+def _class_parts(dy, sm, E):
+    rep, reps = dy.tanh(E[6]), dy.lookup_batch(E, [1, 2])
+    return [sm.class_logits(rep), sm.class_log_distribution(reps), sm.subclass_logits(rep, 0),
+            sm.subclass_log_distribution(rep, 1), sm.subclass_log_distribution(reps, 0)]
+
+
+#: name -> (make(dy, pc, cluster file), build(dy, builder, E)): the builder's parameters set
+#: to the same values under both modules by run_builder
+SOFTMAX_CASES = {
+    "Standard neg_log_softmax": (_standard(), _losses([0, 4, 2, 4])),
+    "Standard no bias": (_standard(False), _losses([1, 3, 0, 2])),
+    "Standard update=False": (_standard(), _losses([0, 4, 2, 4], update=False)),
+    "Standard neg_log_softmax_batch": (_standard(), _batch_losses([3, 0, 4, 1])),
+    "Standard full_logits, full_log_distribution": (_standard(), _distributions),
+    "Standard full_logits of a minibatch": (
+        _standard(), lambda dy, sm, E: [sm.full_log_distribution(dy.lookup_batch(E, [0, 5]))]),
+    "ClassFactored neg_log_softmax": (_factored(), _losses([0, 3, 4, 6])),
+    "ClassFactored every word": (
+        _factored(), lambda dy, sm, E: [sm.neg_log_softmax(dy.tanh(E[w + 1]), w)
+                                        for w in (0, 1, 2, 3, 4, 6)]),
+    "ClassFactored no bias": (_factored(False), _losses([2, 1, 3, 0])),
+    "ClassFactored update=False": (_factored(), _losses([0, 3, 4, 6], update=False)),
+    "ClassFactored neg_log_softmax_batch": (_factored(), _batch_losses([6, 3, 1, 0])),
+    "ClassFactored class and subclass distributions": (_factored(), _class_parts),
+}
 
 
 # --- trainers ------------------------------------------------------------------------------

@@ -676,3 +676,102 @@ def test_round_floor_ceil_take_halves_away_from_zero_and_their_gradient_mode(mod
         assert p.grad_as_array().tolist() == [slope * w for w in (1, 2, 3, 4, 5)], name
     with pytest.raises(ValueError, match="Unknown gradient mode for round: 'bogus'"):
         dy.round(p, "bogus")
+
+
+# --- softmax layers -------------------------------------------------------------------------
+def _factored(tmp_path, text="a x\nb y 3\na z\n", bias=True):
+    clusters = tmp_path / "clusters.txt"
+    clusters.write_text(text)
+    pc = dy.ParameterCollection()
+    return pc, dy.ClassFactoredSoftmaxBuilder(3, str(clusters), {"x": 0, "y": 1, "z": 2}, pc,
+                                              bias)
+
+
+def test_softmax_builders_are_saved_and_loaded_without_their_cluster_file(tmp_path):
+    pc, factored = _factored(tmp_path)
+    standard = dy.StandardSoftmaxBuilder(3, 4, pc, bias=False)
+    for p in pc.parameters_list():
+        p.set_value(np.random.default_rng(1).normal(size=p.shape()))
+    base = str(tmp_path / "softmaxes")
+    dy.save(base, [factored, standard])
+    (tmp_path / "clusters.txt").unlink()                 # the spec holds the clusters
+    factored2, standard2 = dy.load(base, dy.ParameterCollection())
+    assert (factored2.spec, standard2.spec) == (factored.spec, standard.spec)
+    assert [p.name() for p in factored2.param_collection().parameters_list()] == [
+        "/class-factored-softmax-builder/_0", "/class-factored-softmax-builder/_1",
+        "/class-factored-softmax-builder/_2", "/class-factored-softmax-builder/_3"]
+    dy.renew_cg()
+    rep = dy.inputVector([0.5, -1.0, 0.25])
+    for a, b in ((factored, factored2), (standard, standard2)):
+        np.testing.assert_array_equal(a.full_log_distribution(rep).npvalue(),
+                                      b.full_log_distribution(rep).npvalue())
+
+
+def test_softmax_builders_say_what_is_wrong_with_dynets_messages(tmp_path):
+    pc, factored = _factored(tmp_path)
+    dy.renew_cg()
+    rep = dy.inputVector([0.5, -1.0, 0.25])
+    with pytest.raises(ValueError, match="Word ID 3 missing from clusters"):
+        factored.neg_log_softmax(rep, 3)
+    with pytest.raises(ValueError, match="cluster 1 holds one word"):
+        factored.subclass_logits(rep, 1)
+    with pytest.raises(OverflowError, match="non-negative"):
+        factored.neg_log_softmax(rep, -1)
+    with pytest.raises(ValueError, match="same batch size, got 1 for rep and 2"):
+        dy.StandardSoftmaxBuilder(3, 4, pc).neg_log_softmax_batch(rep, [0, 1])
+    with pytest.raises(ValueError, match=r"Invalid format in cluster file .*\(line 2"):
+        _factored(tmp_path, "a x\n\nb y\n")
+    with pytest.raises(RuntimeError, match="Unknown word encountered in frozen dictionary: w"):
+        _factored(tmp_path, "a x\nb w\n")
+    with pytest.raises(ValueError, match="Could not find cluster file"):
+        dy.ClassFactoredSoftmaxBuilder(3, str(tmp_path / "none.txt"), {}, pc)
+    with pytest.raises(ValueError, match="unique ids from 0 to num_classes"):
+        dy.ClassFactoredSoftmaxBuilder(3, str(tmp_path / "clusters.txt"), {"x": 0, "y": 2}, pc)
+
+
+def test_softmax_samples_follow_the_distribution(tmp_path):
+    _, factored = _factored(tmp_path)
+    dy.renew_cg()
+    rep = dy.inputVector([0.5, -1.0, 0.25])
+    dy.reset_random_seed(3)
+    draws = np.bincount([factored.sample(rep) for _ in range(2000)], minlength=3) / 2000
+    np.testing.assert_allclose(draws, np.exp(factored.full_log_distribution(rep).npvalue()),
+                               atol=0.04)
+
+
+def test_softmax_losses_of_many_positions_batch_under_autobatching():
+    pc = dy.ParameterCollection()
+    sm, E = dy.StandardSoftmaxBuilder(4, 6, pc), pc.add_lookup_parameters((10, 4))
+    batches = {}
+    for strategy in ("none", "agenda"):
+        dy.renew_cg(autobatching=strategy)
+        dy.esum([sm.neg_log_softmax(dy.tanh(E[w]), w % 6) for w in range(8)]).value()
+        batches[strategy] = dy.cg().graph.last_stats.forward.batches
+    assert batches["agenda"] * 3 < batches["none"]
+
+
+def test_fast_lstm_is_dynets_its_peepholes_unused_and_saved_like_the_others(tmp_path):
+    pc = dy.ParameterCollection()
+    fast = dy.FastLSTMBuilder(2, 3, 4, pc)
+    assert [p.shape() for p in fast.get_parameters()[1]] == [
+        (4, 4), (4, 4), (4, 1), (4,), (4, 4), (4, 4), (4, 1), (4,), (4, 4), (4, 4), (4,)]
+    assert fast.get_parameters()[0][0].name() == "/fast-lstm-builder/_0"
+    dy.renew_cg()
+    with pytest.raises(ValueError, match="call initial_state before accessing FastLSTMBuilder"):
+        fast.get_parameter_expressions()
+    with pytest.raises(ValueError, match="2 times as many expressions as layers"):
+        fast.initial_state([dy.ones(4), dy.ones(4)])
+    fast.set_dropout(0.5)                            # DyNet's FastLSTM applies no dropout
+    x = dy.inputVector([0.5, -1.0, 0.25])
+    out = fast.initial_state().transduce([x, x])[-1]
+    assert fast.get_parameter_expressions()[0][0] is fast.get_parameters()[0][0]
+    fast.disable_dropout()
+    np.testing.assert_array_equal(out.npvalue(),
+                                  fast.initial_state().transduce([x, x])[-1].npvalue())
+    dy.sum_elems(out).backward()
+    assert not fast.get_parameters()[0][2].grad_as_array().any()   # the peephole columns
+    base = str(tmp_path / "fast")
+    dy.save(base, [fast])
+    (fast2,) = dy.load(base, dy.ParameterCollection())
+    np.testing.assert_array_equal(fast2.initial_state().transduce([x, x])[-1].npvalue(),
+                                  out.npvalue())

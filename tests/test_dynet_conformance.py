@@ -7,8 +7,9 @@ import pytest
 
 import batchviz.dynet as bvdy
 
-from dynet_cases import (BUILDER_CASES, OP_CASES, TRAINER_CASES, VALUES_ONLY,
-                         make_parameters, run_builder, run_case, run_trainer)
+from dynet_cases import (BUILDER_CASES, CLUSTERS, OP_CASES, SOFTMAX_CASES, TRAINER_CASES,
+                         VALUES_ONLY, WORD_IDS, make_parameters, run_builder, run_case,
+                         run_trainer, values_for)
 
 real = pytest.importorskip("dynet", reason="the real DyNet (pip install dyNET38, the "
                            "'dynet' test extra) is not importable: no conformance check")
@@ -43,6 +44,11 @@ def test_builder_matches_dynet(name, strategy):
     make, build = BUILDER_CASES[name]
     theirs = run_builder(real, make, build)
     mine = run_builder(bvdy, make, build, lambda: bvdy.renew_cg(autobatching=strategy))
+    assert_same_run(mine, theirs, name)
+
+
+def assert_same_run(mine: dict, theirs: dict, name: str) -> None:
+    """The same dimensions, values, loss and gradients (of the table, then the builder's)."""
     assert mine["dims"] == theirs["dims"]
     for k, (a, b) in enumerate(zip(mine["values"], theirs["values"])):
         np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL, err_msg=f"{name}: output {k}")
@@ -50,6 +56,80 @@ def test_builder_matches_dynet(name, strategy):
     for k, (g, h) in enumerate(zip(mine["grads"], theirs["grads"])):
         np.testing.assert_allclose(g, h, rtol=RTOL, atol=ATOL,
                                    err_msg=f"{name}: gradient of parameter {k} (0: the table)")
+
+
+@pytest.mark.parametrize("strategy", ["none", "agenda"])
+@pytest.mark.parametrize("name", sorted(SOFTMAX_CASES))
+def test_softmax_builder_matches_dynet(name, strategy, tmp_path):
+    clusters = tmp_path / "clusters.txt"
+    clusters.write_text(CLUSTERS)
+    make, build = SOFTMAX_CASES[name]
+    made = lambda dy, pc: make(dy, pc, str(clusters))   # noqa: E731
+    theirs = run_builder(real, made, build)
+    mine = run_builder(bvdy, made, build, lambda: bvdy.renew_cg(autobatching=strategy))
+    assert_same_run(mine, theirs, name)
+
+
+#: the words of each cluster of dynet_cases.CLUSTERS, by cluster id (the order of the file)
+CLUSTER_WORDS = {0: [0, 2, 6], 1: [1, 4], 2: [3]}
+
+
+def _factored_parts(dy, clusters: str) -> dict:
+    pc = dy.ParameterCollection()
+    sm = dy.ClassFactoredSoftmaxBuilder(3, clusters, WORD_IDS, pc)
+    for k, p in enumerate(pc.parameters_list()):
+        p.set_value(values_for(p.shape(), 300 + k))
+    dy.renew_cg()
+    rep = dy.inputVector([0.4, -0.2, 0.9])
+    return {"full_logits": sm.full_logits(rep).npvalue(),
+            "full_log_distribution": sm.full_log_distribution(rep).npvalue(),
+            "losses": [sm.neg_log_softmax(rep, w).value() for w in (0, 1, 2, 3, 4, 6)],
+            "classes": sm.class_log_distribution(rep).npvalue(),
+            "words": {c: sm.subclass_log_distribution(rep, c).npvalue()
+                      for c, ws in CLUSTER_WORDS.items() if len(ws) > 1}}
+
+
+def test_class_factored_full_distribution_is_dynets_two_softmaxes_combined(tmp_path):
+    """``full_logits`` is ``log p(class) + log p(word | class)`` from DyNet's own two
+    distributions (-10000 for the id 5, in no cluster, as DyNet), so ``full_log_distribution``
+    is the distribution whose entries the losses are. DyNet 2.1 adds ``p(word | class)``
+    itself, not its log (docs/dynet.md, "What differs")."""
+    clusters = tmp_path / "clusters.txt"
+    clusters.write_text(CLUSTERS)
+    mine, theirs = _factored_parts(bvdy, str(clusters)), _factored_parts(real, str(clusters))
+    expected = np.full(7, -10000.0)
+    for c, words in CLUSTER_WORDS.items():
+        for row, w in enumerate(words):
+            expected[w] = theirs["classes"][c] + (theirs["words"][c][row] if len(words) > 1
+                                                  else 0.0)
+    for key in ("full_logits", "full_log_distribution"):
+        np.testing.assert_allclose(mine[key], expected, rtol=RTOL, atol=ATOL, err_msg=key)
+    np.testing.assert_allclose(mine["losses"], theirs["losses"], rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(mine["losses"], -expected[[0, 1, 2, 3, 4, 6]], rtol=RTOL)
+    assert not np.allclose(theirs["full_logits"], expected, rtol=RTOL, atol=ATOL)
+
+
+def _mixed_update_flags(dy, update_false_between: bool) -> np.ndarray:
+    pc = dy.ParameterCollection()
+    sm = dy.StandardSoftmaxBuilder(3, 5, pc)
+    for k, p in enumerate(pc.parameters_list()):
+        p.set_value(values_for(p.shape(), 400 + k))
+    dy.renew_cg()
+    rep = dy.inputVector([0.4, -0.2, 0.9])
+    first = sm.neg_log_softmax(rep, 1)
+    if update_false_between:
+        sm.neg_log_softmax(rep, 2, update=False).value()
+    (first + sm.neg_log_softmax(rep, 3)).backward()
+    return pc.parameters_list()[0].grad_as_array()
+
+
+def test_each_calls_update_flag_counts_where_dynet_keeps_the_first_of_a_graph():
+    """A call with ``update=False`` between two with ``update=True`` leaves the gradient of
+    the two as it is without it; DyNet's second ``update=True`` loss reuses the constant
+    weights of the graph and sends them no gradient (docs/dynet.md, "What differs")."""
+    both = _mixed_update_flags(real, False)
+    np.testing.assert_allclose(_mixed_update_flags(bvdy, True), both, rtol=RTOL, atol=ATOL)
+    assert not np.allclose(_mixed_update_flags(real, True), both, rtol=RTOL, atol=ATOL)
 
 
 @pytest.mark.parametrize("name", sorted(TRAINER_CASES))

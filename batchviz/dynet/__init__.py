@@ -22,7 +22,8 @@ differs; the design in brief:
   collections (:mod:`.collection`);
   initializers (:mod:`.initializers`) draw DyNet's distributions from the seeded generator.
 * **Builders**: ``VanillaLSTMBuilder`` runs on batchviz's fused LSTM steps (:mod:`.lstm`);
-  the simple RNN, GRU and coupled LSTM are written with DyNet's ops (:mod:`.rnn`).
+  the simple RNN, GRU, coupled and fast LSTMs are written with DyNet's ops (:mod:`.rnn`), and
+  so are the softmax layers (:mod:`.softmax_builders`).
 * **Trainers** (:mod:`.trainers`) apply DyNet's update rules with its defaults.
 * Anything else of DyNet's API raises ``NotImplementedError`` naming what to use
   (:mod:`.unsupported`).
@@ -51,8 +52,10 @@ from .parameters import (LookupParameters, Parameters, const_parameter, lookup, 
                          parameter)
 from .reductions import *  # noqa: F401,F403
 from .reductions import __all__ as _reduction_names
-from .rnn import CoupledLSTMBuilder, GRUBuilder, RNNState, SimpleRNNBuilder
+from .rnn import CoupledLSTMBuilder, FastLSTMBuilder, GRUBuilder, RNNState, SimpleRNNBuilder
 from .shaping import *  # noqa: F401,F403
+from .softmax_builders import (ClassFactoredSoftmaxBuilder, SoftmaxBuilder,
+                               StandardSoftmaxBuilder)
 from .shaping import __all__ as _shaping_names
 from .trainers import (AdadeltaTrainer, AdagradTrainer, AdamTrainer, AmsgradTrainer,
                        CyclicalSGDTrainer, MomentumSGDTrainer, RMSPropTrainer,
@@ -123,8 +126,10 @@ __all__ = (["Expression", "InputExpression", "ComputationGraph", "cg", "cg_versi
             "matInput", "inputTensor", "zeros", "zeroes", "ones", "constant", "random_normal",
             "random_bernoulli", "random_uniform", "random_gumbel", "one_hot", "to_device",
             "sparse_inputTensor",
-            "VanillaLSTMBuilder", "LSTMBuilder", "CoupledLSTMBuilder", "SimpleRNNBuilder",
-            "GRUBuilder", "BiRNNBuilder", "RNNState", "Trainer", "SimpleSGDTrainer",
-            "MomentumSGDTrainer", "AdagradTrainer", "AdadeltaTrainer", "RMSPropTrainer",
-            "AdamTrainer", "AmsgradTrainer", "CyclicalSGDTrainer", "save", "load", "load_generator", "inverse", "logdet"]
+            "VanillaLSTMBuilder", "LSTMBuilder", "CoupledLSTMBuilder", "FastLSTMBuilder",
+            "SimpleRNNBuilder", "GRUBuilder", "BiRNNBuilder", "RNNState", "SoftmaxBuilder",
+            "StandardSoftmaxBuilder", "ClassFactoredSoftmaxBuilder", "Trainer",
+            "SimpleSGDTrainer", "CyclicalSGDTrainer", "MomentumSGDTrainer", "AdagradTrainer",
+            "AdadeltaTrainer", "RMSPropTrainer", "AdamTrainer", "AmsgradTrainer", "save", "load",
+            "load_generator", "inverse", "logdet"]
            + _arith_names + _loss_names + _reduction_names + _shaping_names + list(_STUBS))

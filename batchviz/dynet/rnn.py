@@ -15,7 +15,7 @@ from __future__ import annotations
 from .arith import affine_transform, cmult, logistic, tanh
 from .dims import dims_of
 from .expression import Expression, as_expression
-from .graph import cg_version, current
+from .graph import current
 from .inputs import inputTensor, random_bernoulli, zeros
 from .losses import dropout
 from .shaping import reshape
@@ -118,7 +118,7 @@ class RNNBuilder:
         self.local = model.add_subcollection(self.collection_name)
         self.dropout_rate = self.dropout_rate_h = 0.0
         self._masks = (None, {})
-        self._started_in = None   # the cg_version of the last initial_state
+        self._started_in = None   # the graph of the last initial_state()
 
     # --- DyNet's builder API ------------------------------------------------------------
     @classmethod
@@ -132,23 +132,22 @@ class RNNBuilder:
         return [list(ps) for ps in self._layer_params]
 
     def get_parameter_expressions(self) -> list:
-        """The parameters as expressions of the current graph, per layer. As in DyNet, only
-        once ``initial_state()`` has been called in this graph (DyNet loads them into the
-        graph there)."""
-        if self._started_in != cg_version():
+        """The parameters as expressions of the current graph: as in DyNet, only after
+        ``initial_state()`` in this graph (DyNet puts them into the graph there)."""
+        if self._started_in is not current():
             raise ValueError(f"Attempt to use a stale expression, renew CG and/or call "
-                             f"initial_state before accessing {type(self).__name__} internal "
+                             f"initial_state before accessing {self.whoami()} internal "
                              "parameters expression")
         return self.get_parameters()
 
     def _add_layer_parameters(self, kinds: str) -> None:
         """Per layer, in DyNet's order, one parameter per letter of ``kinds``: ``x`` a
-        matrix from the layer's input, ``h`` one from the hidden state, ``b`` a bias
-        (zeros)."""
+        matrix from the layer's input, ``h`` one from the hidden state, ``c`` a column (a
+        diagonal peephole from the cell), ``b`` a bias (zeros)."""
         H, add = self.hidden_dim, self.local.add_parameters
         self._layer_params = []
         for i in range(self.layers):
-            shape = {"x": (H, self.input_dim if i == 0 else H), "h": (H, H)}
+            shape = {"x": (H, self.input_dim if i == 0 else H), "h": (H, H), "c": (H, 1)}
             self._layer_params.append([add(shape[k]) if k != "b" else add((H,), init=0.0)
                                        for k in kinds])
 
@@ -169,7 +168,7 @@ class RNNBuilder:
     def initial_state(self, vecs=None, update: bool = True) -> RNNState:
         """The state before the first input; ``vecs``: DyNet's initial state (for LSTMs the
         cells of every layer, then the outputs; else the outputs)."""
-        self._started_in = cg_version()
+        self._started_in = current()
         start = RNNState(self, None)
         return start if vecs is None else start.set_s(vecs)
 
@@ -327,4 +326,49 @@ class CoupledLSTMBuilder(RNNBuilder):
         return (cmult(gate_o, tanh(c)), c)
 
 
-__all__ = ["RNNState", "RNNBuilder", "SimpleRNNBuilder", "GRUBuilder", "CoupledLSTMBuilder"]
+class FastLSTMBuilder(RNNBuilder):
+    """DyNet's ``FastLSTMBuilder`` (``fast-lstm.cc``): coupled input and forget gates
+    (``f = 1 - i``); parameters per layer ``[W_xi, W_hi, w_ci, b_i, W_xo, W_ho, w_co, b_o,
+    W_xc, W_hc, b_c]``, the ``w_c*`` columns its diagonal peepholes from the cell.
+
+    DyNet 2.1 makes the peephole columns but leaves them out of its equations (they are
+    commented out there, "TODO"), so they get no gradient, and it applies no dropout;
+    both are kept here, so that a program gets DyNet's values::
+
+        i = sigmoid(b_i + W_xi x + W_hi h_prev)     o = sigmoid(b_o + W_xo x + W_ho h_prev)
+        c = (1 - i) * c_prev + i * tanh(b_c + W_xc x + W_hc h_prev)      h = o * tanh(c)
+    """
+
+    collection_name = "fast-lstm-builder"
+    cells = True
+
+    def __init__(self, layers: int, input_dim: int, hidden_dim: int, model):
+        super().__init__(layers, input_dim, hidden_dim, model)
+        self._add_layer_parameters("xhcb" "xhcb" "xhb")  # i, o, c
+
+    def initial_state(self, vecs=None, update: bool = True) -> RNNState:
+        """``vecs``: the cells of every layer, then their outputs (all of them, as DyNet)."""
+        if vecs is not None and len(vecs) != 2 * self.layers:
+            raise ValueError(f"FastLSTMBuilder must be initialized with 2 times as many "
+                             f"expressions as layers (hidden state and cell for each layer). "
+                             f"However, for {self.layers} layers, {len(vecs)} expressions "
+                             "were passed in")
+        return super().initial_state(vecs, update)
+
+    def _step(self, i, x, state):
+        Wxi, Whi, _, bi, Wxo, Who, _, bo, Wxc, Whc, bc = self._layer_params[i]
+        h_prev, c_prev = (None, None) if state is None else state
+        if h_prev is None:   # the first step: no recurrent terms, as DyNet
+            gate_i = logistic(affine_transform([bi, Wxi, x]))
+            c = cmult(gate_i, tanh(affine_transform([bc, Wxc, x])))
+            gate_o = logistic(affine_transform([bo, Wxo, x]))
+        else:
+            gate_i = logistic(affine_transform([bi, Wxi, x, Whi, h_prev]))
+            written = tanh(affine_transform([bc, Wxc, x, Whc, h_prev]))
+            c = cmult(1.0 - gate_i, c_prev) + cmult(gate_i, written)
+            gate_o = logistic(affine_transform([bo, Wxo, x, Who, h_prev]))
+        return (cmult(gate_o, tanh(c)), c)
+
+
+__all__ = ["RNNState", "RNNBuilder", "SimpleRNNBuilder", "GRUBuilder", "CoupledLSTMBuilder",
+           "FastLSTMBuilder"]

@@ -775,3 +775,14 @@ def test_fast_lstm_is_dynets_its_peepholes_unused_and_saved_like_the_others(tmp_
     (fast2,) = dy.load(base, dy.ParameterCollection())
     np.testing.assert_array_equal(fast2.initial_state().transduce([x, x])[-1].npvalue(),
                                   out.npvalue())
+
+
+def test_print_graphviz_prints_batchviz_picture_of_the_graph(capsys):
+    pc = dy.ParameterCollection()
+    W = pc.add_parameters((2, 2))
+    dy.renew_cg(autobatching=1)
+    dy.esum([dy.tanh(W * dy.inputVector([1.0, k])) for k in range(3)])
+    dy.print_text_graphviz()
+    dot = capsys.readouterr().out
+    assert dot.startswith("digraph batchviz {") and dot.rstrip().endswith("}")
+    assert dot.count('label="tanh') == 3 and dot.count('label="matmul') == 3

@@ -34,7 +34,8 @@ from . import config as dynet_config
 from .arith import *  # noqa: F401,F403
 from .arith import __all__ as _arith_names
 from .expression import Expression
-from .graph import ComputationGraph, cg, cg_version, renew_cg, reset_random_seed
+from .graph import (ComputationGraph, cg, cg_version, print_graphviz, print_text_graphviz,
+                    renew_cg, reset_random_seed)
 from .initializers import (ConstInitializer, FromFileInitializer, GlorotInitializer,
                            IdentityInitializer, NormalInitializer, NumpyInitializer,
                            PyInitializer, SaxeInitializer, UniformInitializer)
@@ -117,7 +118,7 @@ class DynetParams:
 
 
 __all__ = (["Expression", "InputExpression", "ComputationGraph", "cg", "cg_version",
-            "renew_cg", "reset_random_seed", "forward", "values", "npvalues", "init",
+            "renew_cg", "reset_random_seed", "print_graphviz", "print_text_graphviz", "forward", "values", "npvalues", "init",
             "DynetParams", "dynet_config", "ParameterCollection", "Model", "Parameters",
             "LookupParameters", "parameter", "const_parameter", "lookup", "lookup_batch",
             "PyInitializer", "NormalInitializer", "UniformInitializer", "ConstInitializer",

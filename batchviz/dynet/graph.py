@@ -117,6 +117,25 @@ def cg() -> ComputationGraph:
     return _CG
 
 
+def print_graphviz(compact=False, show_dims=True, expression_names=None, lookup_names=None,
+                   collapse_birnns=False) -> None:
+    """Print the current graph in graphviz's DOT language, as DyNet's ``print_graphviz``
+    does; here it is batchviz's picture of the graph once the graph's strategy has run all
+    its batches: every node with its op, id and shape, outlined in its signature's colour
+    (DyNet's formatting options are accepted and not used). ``bv.render(dy.cg().graph,
+    step)`` draws any step of the schedule, ``batchviz explain prog.py`` explains it, and
+    the widgets step through it."""
+    from ..trace import trace     # (the pictures' modules load graphviz: only when asked)
+    from ..viz import render
+
+    graph = current()
+    recorded = trace(graph, graph.strategy)
+    print(render(recorded, step=len(recorded.steps)).source)
+
+
+print_text_graphviz = print_graphviz
+
+
 def check_values(values: np.ndarray, what: str) -> None:
     """With ``renew_cg(check_validity=True)``, raise if ``values`` are not all finite."""
     if session.check_validity and not np.all(np.isfinite(values)):

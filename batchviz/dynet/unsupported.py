@@ -17,8 +17,6 @@ INSTEAD = {
     "vanilla_lstm_c": "dy.VanillaLSTMBuilder",
     "vanilla_lstm_h": "dy.VanillaLSTMBuilder",
     "inputTensorTranspose": "dy.transpose(dy.inputTensor(...))",
-    "print_text_graphviz": "batchviz's pictures: bv.render(graph) or `batchviz explain prog.py`",
-    "print_graphviz": "bv.render(dy.cg().graph) or `batchviz explain prog.py`",
     "dump_cg": "bv.explain(loss.x) or bv.trace",
     "cg_checkpoint": "building the expressions again after dy.renew_cg()",
     "cg_revert": "building the expressions again after dy.renew_cg()",

@@ -138,7 +138,7 @@ class ParameterCollection:
         """Write every value of the collection to ``fname``, keyed by the parameters' names
         (with ``name`` in place of the collection's own name, when given)."""
         prefix = name or self._name
-        files.write(fname, {prefix + p._name[len(self._name):]: p.as_array()
+        files.write(fname, {prefix + p._name[len(self._name):]: p._file_values()
                             for p in self._all()}, append)
 
     def populate(self, fname, key: str = "") -> None:

@@ -33,7 +33,7 @@ def save(basename: str, objects) -> None:
     for obj in objects:
         if isinstance(obj, (Parameters, LookupParameters)):
             meta.append({"kind": type(obj).__name__, "name": obj.name()})
-            arrays[obj.name()] = obj.as_array()
+            arrays[obj.name()] = obj._file_values()
             continue
         if not (hasattr(obj, "spec") and hasattr(obj, "param_collection")
                 and hasattr(type(obj), "from_spec")):
@@ -46,7 +46,7 @@ def save(basename: str, objects) -> None:
         meta.append({"kind": type(obj).__name__, "class": _name_of(type(obj)),
                      "spec": _encoded(obj.spec, type(obj).__name__),
                      "names": [p.name() for p in stored]})
-        arrays.update({p.name(): p.as_array() for p in stored})
+        arrays.update({p.name(): p._file_values() for p in stored})
     files.write(basename + ".data", arrays)
     with open(basename + ".meta", "w") as f:
         json.dump(meta, f)

@@ -17,6 +17,7 @@ import numbers
 
 import numpy as np
 
+from ..backend import state
 from ..ops import api as bv
 from . import files
 from . import graph as _graph
@@ -41,6 +42,11 @@ class _Stored(Expression):
 
     def grad_as_array(self) -> np.ndarray:
         return self._p.grad.astype(np.float64)
+
+    def _file_values(self) -> np.ndarray:
+        """The values as files keep them: :meth:`as_array` in the dtype they are computed
+        in (float32 by default, half the bytes of float64)."""
+        return self.as_array().astype(state.dtype)
 
     def gradient(self) -> np.ndarray:
         return self.grad_as_array()
@@ -95,7 +101,7 @@ class _Stored(Expression):
     def save(self, fname, key: str = "", append: bool = False) -> None:
         """Write the values to the file ``fname`` (``.npz``) under ``key`` (default: the
         parameter's name); ``append`` adds them to what the file holds."""
-        files.write(fname, {key or self._name: self.as_array()}, append)
+        files.write(fname, {key or self._name: self._file_values()}, append)
 
     def populate(self, fname, key: str = "") -> None:
         """Read the values saved under ``key`` (default: the parameter's name)."""

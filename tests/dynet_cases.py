@@ -396,6 +396,75 @@ OP_CASES = {
 }
 
 
+# --- DyNet's fused LSTM ops and tensor contractions ------------------------------------------
+#: the parameters of a step of hidden size 2 with inputs of 4: Wx, Wh, b (gates [i, f, o, g])
+STEP = [(8, 4), (8, 2), (8,)]
+#: three (2, 3, 4) tensors, a minibatch
+TENSORS = np.sin(np.arange(72, dtype=np.float32)).reshape(2, 3, 4, 3)
+
+
+def gates(dy, P, x, h):
+    return dy.vanilla_lstm_gates(x, h, P[0], P[1], P[2])
+
+
+def batched(dy, p, rows):
+    """A minibatch of three made of the vector parameter ``p`` (``rows`` of XB's four)."""
+    return dy.cmult(p, batch(dy, XB[:rows] + 0.3))
+
+
+OP_CASES.update({
+    "vanilla_lstm_gates": (STEP + [(4,), (2,)], lambda dy, P: gates(dy, P, P[3], P[4])),
+    "vanilla_lstm_gates, a minibatch of inputs": (STEP + [(2,)], lambda dy, P: gates(
+        dy, P, batch(dy, XB), P[3])),
+    "vanilla_lstm_gates, minibatches of inputs and states": (STEP + [(4,), (2,)], lambda dy, P:
+        gates(dy, P, batched(dy, P[3], 4), batched(dy, P[4], 2))),
+    "pick_range of vanilla_lstm_gates (the forget gate)": (STEP + [(4,), (2,)], lambda dy, P:
+        dy.pick_range(gates(dy, P, batched(dy, P[3], 4), P[4]), 2, 4)),
+    "vanilla_lstm_gates_concat": (STEP + [(1,), (3,), (2,)], lambda dy, P:
+        dy.vanilla_lstm_gates_concat([P[3], P[4]], P[5], P[0], P[1], P[2])),
+    "vanilla_lstm_gates_concat, a minibatch": (STEP + [(1,), (3,), (2,)], lambda dy, P:
+        dy.vanilla_lstm_gates_concat([batched(dy, P[3], 1), dy.cmult(P[4], batch(
+            dy, XB[1:] - 0.2))], batched(dy, P[5], 2), P[0], P[1], P[2])),
+    "vanilla_lstm_gates_dropout": (STEP + [(4,), (2,)], lambda dy, P:
+        dy.vanilla_lstm_gates_dropout(P[3], P[4], P[0], P[1], P[2], vec(dy, [1.25, 0, 0, 1.25]),
+                                      vec(dy, [0, 2.0]))),
+    "vanilla_lstm_gates_dropout, a minibatch, masks per instance": (STEP + [(2,)], lambda dy, P:
+        dy.vanilla_lstm_gates_dropout(batch(dy, XB), batched(dy, P[3], 2), P[0], P[1], P[2],
+                                      batch(dy, (XB > 0) * 2.0), vec(dy, [0.5, 1.5]))),
+    "vanilla_lstm_gates_dropout_concat": (STEP + [(2,), (2,), (2,)], lambda dy, P:
+        dy.vanilla_lstm_gates_dropout_concat([P[3], P[4]], P[5], P[0], P[1], P[2],
+                                             vec(dy, [0, 2.0, 2.0, 0]), vec(dy, [1.5, 0.5]))),
+    "vanilla_lstm_gates_dropout_concat, a minibatch": (STEP + [(2,), (2,), (2,)], lambda dy, P:
+        dy.vanilla_lstm_gates_dropout_concat(
+            [batched(dy, P[3], 2), dy.cmult(P[4], batch(dy, XB[2:]))], batched(dy, P[5], 2),
+            P[0], P[1], P[2], vec(dy, [0, 2.0, 2.0, 0]), batch(dy, (XB[:2] > 0) * 1.0))),
+    "vanilla_lstm_c": (STEP + [(4,), (2,), (2,)], lambda dy, P: dy.vanilla_lstm_c(
+        P[5], gates(dy, P, P[3], P[4]))),
+    "vanilla_lstm_h": (STEP + [(4,), (2,), (2,)], lambda dy, P: dy.vanilla_lstm_h(
+        dy.tanh(P[5]) * 2.0, gates(dy, P, P[3], P[4]))),
+    "vanilla_lstm_c, vanilla_lstm_h, a minibatch": (STEP + [(2,), (2,)], lambda dy, P: (
+        lambda g: dy.vanilla_lstm_h(dy.vanilla_lstm_c(batched(dy, P[4], 2), g), g))(
+        gates(dy, P, batch(dy, XB), P[3]))),
+    # contract3d_1d without a bias is checked in test_dynet_conformance.py: DyNet 2.1 adds
+    # it to memory it has not cleared, so only its gradients are DyNet's
+    "contract3d_1d_bias": ([(2, 3, 4), (4,), (2, 3)], lambda dy, P: dy.contract3d_1d_bias(
+        P[0], P[1], P[2])),
+    "contract3d_1d_bias, a minibatch of y": ([(2, 3, 4), (4,), (2, 3)], lambda dy, P:
+        dy.contract3d_1d_bias(P[0], batched(dy, P[1], 4), P[2])),
+    "contract3d_1d_bias, a minibatch of x": ([(2, 3, 4), (4,), (2, 3)], lambda dy, P:
+        dy.contract3d_1d_bias(dy.cmult(P[0], batch(dy, TENSORS)), P[1], P[2])),
+    "contract3d_1d_bias, minibatches of x, y and b": ([(2, 3, 4), (4,), (2, 3)], lambda dy, P:
+        dy.contract3d_1d_bias(dy.cmult(P[0], batch(dy, TENSORS)), batched(dy, P[1], 4),
+                              dy.cmult(P[2], batch(dy, TENSORS[:, :, 0])))),
+    "contract3d_1d_bias, a column y": ([(2, 3, 4), (4, 1), (2, 3)], lambda dy, P:
+        dy.contract3d_1d_bias(P[0], P[1], P[2])),
+    "contract3d_1d_1d": ([(2, 3, 4), (4,), (3,)], lambda dy, P: dy.contract3d_1d_1d(
+        P[0], P[1], P[2])),
+    "contract3d_1d_1d_bias": ([(2, 3, 4), (4,), (3,), (2,)], lambda dy, P:
+        dy.contract3d_1d_1d_bias(P[0], P[1], P[2], P[3])),
+})
+
+
 # --- builders ------------------------------------------------------------------------------
 SENTENCE = [1, 4, 2, 7]
 BATCH = [[1, 4, 2], [0, 3, 3], [5, 6, 1], [2, 2, 7]]   # 4 steps of a minibatch of 3

@@ -786,3 +786,123 @@ def test_print_graphviz_prints_batchviz_picture_of_the_graph(capsys):
     dot = capsys.readouterr().out
     assert dot.startswith("digraph batchviz {") and dot.rstrip().endswith("}")
     assert dot.count('label="tanh') == 3 and dot.count('label="matmul') == 3
+
+
+# --- DyNet's fused LSTM ops and contractions ----------------------------------------------
+def _step_parameters(seed: int = 3):
+    rng = np.random.default_rng(seed)
+    pc = dy.ParameterCollection()
+    return [pc.add_parameters(s, init=dy.NumpyInitializer(rng.normal(size=s)))
+            for s in [(8, 3), (8, 2), (8,)]]
+
+
+def test_vanilla_lstm_weight_noise_is_noise_added_to_the_weights():
+    """``weightnoise_std > 0``: the gates of ``Wx``, ``Wh`` and ``b`` plus Gaussian noise,
+    drawn for this node from the seeded generator (DyNet 2.1 draws it and then leaves the
+    products out); the gradient reaches the weights through the noisy ones."""
+    Wx, Wh, b = _step_parameters()
+    x, h = [0.3, -1.0, 0.5], [0.2, 0.7]
+    dy.renew_cg()
+    dy.reset_random_seed(11)
+    noisy = dy.vanilla_lstm_gates(dy.inputVector(x), dy.inputVector(h), Wx, Wh, b, 0.5)
+    dy.reset_random_seed(11)
+    Wx2, Wh2, b2 = (p + dy.random_normal(p.dim()[0], 0.0, 0.5) for p in (Wx, Wh, b))
+    by_hand = dy.vanilla_lstm_gates(dy.inputVector(x), dy.inputVector(h), Wx2, Wh2, b2)
+    np.testing.assert_allclose(noisy.npvalue(), by_hand.npvalue(), rtol=1e-6)
+    plain = dy.vanilla_lstm_gates(dy.inputVector(x), dy.inputVector(h), Wx, Wh, b)
+    assert not np.allclose(noisy.npvalue(), plain.npvalue())
+    dy.sum_elems(noisy).backward()
+    assert Wx.grad_as_array().any() and Wh.grad_as_array().any()
+
+
+def test_vanilla_lstm_gates_dropout_masks_get_their_gradient():
+    """DyNet gives the masks no gradient; batchviz's is the true one."""
+    Wx, Wh, b = _step_parameters()
+    pc = dy.ParameterCollection()
+    mx, mh = pc.add_parameters((3,), init=1.5), pc.add_parameters((2,), init=0.5)
+    x, h, w = np.array([0.3, -1.0, 0.5]), np.array([0.2, 0.7]), np.arange(8.0)
+    dy.renew_cg()
+    g = dy.vanilla_lstm_gates_dropout(dy.inputVector(x), dy.inputVector(h), Wx, Wh, b, mx, mh)
+    dy.sum_elems(dy.cmult(g, dy.inputVector(w))).backward()
+    a = Wx.as_array() @ (x * 1.5) + Wh.as_array() @ (h * 0.5) + b.as_array()
+    a[2:4] += 1.0                                   # DyNet's forget gate bias
+    s, t = 1 / (1 + np.exp(-a[:6])), np.tanh(a[6:])
+    d = w * np.concatenate([s * (1 - s), 1 - t * t])   # d loss / d a
+    np.testing.assert_allclose(mx.grad_as_array(), x * (Wx.as_array().T @ d), rtol=1e-4)
+    np.testing.assert_allclose(mh.grad_as_array(), h * (Wh.as_array().T @ d), rtol=1e-4)
+
+
+def test_vanilla_lstm_c_and_h_broadcast_an_unbatched_argument():
+    """DyNet refuses a cell and gates of different minibatch sizes; batchviz uses the
+    unbatched one for every instance, as DyNet's element-wise ops do."""
+    dy.renew_cg()
+    gates = dy.inputVector(np.linspace(0.1, 0.8, 8))
+    cells = np.arange(6.0).reshape(2, 3) / 4.0
+    c = dy.vanilla_lstm_c(dy.inputTensor(cells, batched=True), gates)
+    h = dy.vanilla_lstm_h(c, gates)
+    g = np.linspace(0.1, 0.8, 8)
+    expected_c = (g[:2] * g[6:])[:, None] + g[2:4, None] * cells
+    assert c.dim() == ((2,), 3) and h.dim() == ((2,), 3)
+    np.testing.assert_allclose(c.npvalue(), expected_c, rtol=1e-6)
+    np.testing.assert_allclose(h.npvalue(), g[4:6, None] * np.tanh(expected_c), rtol=1e-6)
+
+
+@pytest.mark.parametrize("build, error, message", [
+    (lambda P, v: dy.vanilla_lstm_gates(v(4), v(2), *P), ValueError,
+     r"Wx must be \(8, 4\) for inputs of 4 and a state of 2"),
+    (lambda P, v: dy.vanilla_lstm_gates(v(3), v(3), *P), ValueError, r"Wx must be \(12, 3\)"),
+    (lambda P, v: dy.vanilla_lstm_gates(dy.inputTensor(np.ones((3, 1))), v(2), *P), ValueError,
+     "x_t must be a vector"),
+    (lambda P, v: dy.vanilla_lstm_gates_concat([], v(2), *P), ValueError, "at least one input"),
+    (lambda P, v: dy.vanilla_lstm_gates_concat([v(1), v(3)], v(2), *P), ValueError,
+     r"inputs of 4"),
+    (lambda P, v: dy.vanilla_lstm_gates_dropout(v(3), v(2), *P, v(2), v(2)), ValueError,
+     "dropout_mask_x must be a vector of 3"),
+    (lambda P, v: dy.vanilla_lstm_gates_dropout(v(3), v(2), *P, v(3), v(3)), ValueError,
+     "dropout_mask_h must be a vector of 2"),
+    (lambda P, v: dy.vanilla_lstm_gates(dy.inputTensor(np.ones((3, 2)), batched=True),
+                                        dy.inputTensor(np.ones((2, 3)), batched=True), *P),
+     ValueError, r"minibatch sizes \[2, 3\] differ"),
+    (lambda P, v: dy.vanilla_lstm_gates(v(3), v(2), P[0], P[1], dy.inputTensor(
+        np.ones((8, 2)), batched=True)), NotImplementedError, "b is a minibatch.*first instance"),
+    (lambda P, v: dy.vanilla_lstm_gates(v(3), v(2), *P, weightnoise_std=-1.0), ValueError,
+     "weightnoise_std must be >= 0"),
+    (lambda P, v: dy.vanilla_lstm_c(v(2), v(6)), ValueError, r"gates_t \(4 times the size"),
+    (lambda P, v: dy.vanilla_lstm_h(dy.inputTensor(np.ones((2, 2))), v(8)), ValueError,
+     "c_t must be a vector"),
+    (lambda P, v: dy.contract3d_1d(dy.inputTensor(np.ones((2, 3))), v(3)), ValueError,
+     r"x must be a 3-d tensor \(I, J, K\)"),
+    (lambda P, v: dy.contract3d_1d(dy.inputTensor(np.ones((2, 3, 4))), v(3)), ValueError,
+     "y must be a vector of 4"),
+    (lambda P, v: dy.contract3d_1d_bias(dy.inputTensor(np.ones((2, 3, 4))), v(4), v(6)),
+     ValueError, r"the bias b must be \(2, 3\)"),
+    (lambda P, v: dy.contract3d_1d_1d(dy.inputTensor(np.ones((2, 3, 4))), v(4), v(4)),
+     ValueError, "z must be a vector of 3"),
+    (lambda P, v: dy.contract3d_1d_1d_bias(dy.inputTensor(np.ones((2, 3, 4))), v(4), v(3),
+                                           v(3)), ValueError, r"the bias b must be \(2,\)"),
+])
+def test_lstm_op_and_contraction_mistakes_say_what_is_wrong(build, error, message):
+    P = _step_parameters()
+    dy.renew_cg()
+    with pytest.raises(error, match=message):
+        build(P, lambda n: dy.inputVector(np.ones(n)))
+
+
+def test_contract3d_1d_1d_of_minibatches_is_one_contraction_per_instance():
+    """DyNet 2.1 refuses minibatches in ``contract3d_1d_1d``; here every argument may be one
+    (an unbatched one used for every instance), as in ``contract3d_1d``."""
+    rng = np.random.default_rng(0)
+    x, y, z, b = (rng.normal(size=s) for s in [(2, 3, 4, 5), (4, 5), (3,), (2, 5)])
+    dy.renew_cg()
+    t = dy.contract3d_1d_1d_bias(dy.inputTensor(x, batched=True),
+                                 dy.inputTensor(y, batched=True), dy.inputVector(z),
+                                 dy.inputTensor(b, batched=True))
+    assert t.dim() == ((2,), 5)
+    np.testing.assert_allclose(t.npvalue(), np.einsum("ijkb,kb,j->ib", x, y, z) + b,
+                               rtol=1e-5, atol=1e-6)
+    zs = rng.normal(size=(3, 5))
+    u = dy.contract3d_1d_1d(dy.inputTensor(x[..., 0]), dy.inputVector(y[:, 0]),
+                            dy.inputTensor(zs, batched=True))
+    assert u.dim() == ((2,), 5)
+    np.testing.assert_allclose(u.npvalue(), np.einsum("ijk,k,jb->ib", x[..., 0], y[:, 0], zs),
+                               rtol=1e-5, atol=1e-6)

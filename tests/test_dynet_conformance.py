@@ -7,9 +7,9 @@ import pytest
 
 import batchviz.dynet as bvdy
 
-from dynet_cases import (BUILDER_CASES, CLUSTERS, OP_CASES, SOFTMAX_CASES, TRAINER_CASES,
-                         VALUES_ONLY, WORD_IDS, make_parameters, run_builder, run_case,
-                         run_trainer, values_for)
+from dynet_cases import (BUILDER_CASES, CLUSTERS, OP_CASES, SOFTMAX_CASES, STEP, TENSORS,
+                         TRAINER_CASES, VALUES_ONLY, WORD_IDS, XB, batch, batched,
+                         make_parameters, run_builder, run_case, run_trainer, values_for, vec)
 
 real = pytest.importorskip("dynet", reason="the real DyNet (pip install dyNET38, the "
                            "'dynet' test extra) is not importable: no conformance check")
@@ -359,3 +359,74 @@ def test_trainer_status_prints_what_dynet_prints(capfd):
         trainer.status()
         outputs.append(capfd.readouterr().err)
     assert outputs[0] == outputs[1] == "[lr=0.25 clips=3 updates=3] "
+
+
+CONTRACT_CASES = {
+    "one of each": lambda dy, P: dy.contract3d_1d(P[0], P[1]),
+    "a minibatch of y": lambda dy, P: dy.contract3d_1d(P[0], batched(dy, P[1], 4)),
+    "a minibatch of x": lambda dy, P: dy.contract3d_1d(dy.cmult(P[0], batch(dy, TENSORS)), P[1]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONTRACT_CASES))
+def test_contract3d_1d_without_a_bias_has_dynets_gradients_and_the_true_value(case):
+    """DyNet 2.1 adds ``contract3d_1d``'s products (without a bias) to memory it has not
+    cleared: its value is whatever was there plus the contraction (docs/dynet.md, "What
+    differs"). Its gradients do not depend on the value: they are compared here, and the
+    value with NumPy's contraction over the last axis."""
+    specs, build = [(2, 3, 4), (4,)], CONTRACT_CASES[case]
+    theirs = run_case(real, specs, build)
+    mine = run_case(bvdy, specs, build, lambda: bvdy.renew_cg(autobatching="agenda"))
+    x, y = (values_for(s, 100 + k) for k, s in enumerate(specs))
+    expected = {"one of each": np.einsum("ijk,k->ij", x, y),
+                "a minibatch of y": np.einsum("ijk,kb->ijb", x, y[:, None] * (XB + 0.3)),
+                "a minibatch of x": np.einsum("ijkb,k->ijb", x[..., None] * TENSORS, y)}[case]
+    assert mine["dim"] == theirs["dim"]
+    np.testing.assert_allclose(mine["value"], expected, rtol=RTOL, atol=ATOL)
+    for k, (g, h) in enumerate(zip(mine["grads"], theirs["grads"])):
+        np.testing.assert_allclose(g, h, rtol=RTOL, atol=ATOL, err_msg=f"gradient {k}")
+
+
+def _masked_step(masks_in_op: bool):
+    """A minibatch of inputs, an unbatched state, dropout masks: the gates of the masked
+    inputs, by the dropout op or by ``cmult`` first."""
+    def build(dy, P):
+        x, mask_x, mask_h = batch(dy, XB), batch(dy, (XB > 0) * 2.0), vec(dy, [0.5, 1.5])
+        if masks_in_op:
+            return dy.vanilla_lstm_gates_dropout(x, P[3], P[0], P[1], P[2], mask_x, mask_h)
+        return dy.vanilla_lstm_gates(dy.cmult(x, mask_x), dy.cmult(P[3], mask_h), P[0], P[1],
+                                     P[2])
+    return build
+
+
+def test_dropout_gates_of_an_unbatched_state_are_the_gates_of_the_masked_inputs():
+    """DyNet 2.1's ``vanilla_lstm_gates_dropout`` gives an unbatched ``h_tm1`` read by a
+    minibatch the gradient of the first instance only (docs/dynet.md, "What differs");
+    batchviz's is that of the gates of ``x * mask_x`` and ``h * mask_h``, DyNet's own."""
+    specs = STEP + [(2,)]
+    mine = run_case(bvdy, specs, _masked_step(True))
+    assert_same(mine, run_case(real, specs, _masked_step(False)), "dropout gates")
+    assert not np.allclose(run_case(real, specs, _masked_step(True))["grads"][3],
+                           mine["grads"][3], rtol=RTOL, atol=ATOL)
+
+
+def _state_minibatch(dy, P):
+    """An unbatched input and a minibatch of states; DyNet's program makes the input a
+    minibatch first (``+ zeros`` of the batch)."""
+    x = P[3] if dy is bvdy else P[3] + dy.zeros(4, batch_size=3)
+    return dy.vanilla_lstm_gates(x, batched(dy, P[4], 2), P[0], P[1], P[2])
+
+
+def test_gates_of_one_input_and_a_minibatch_of_states_are_a_minibatch():
+    """DyNet 2.1 takes the minibatch size of ``vanilla_lstm_gates`` from ``x_t``: one input
+    and a minibatch of states give one vector, of the first state (docs/dynet.md, "What
+    differs"). batchviz uses the input for every state, as DyNet's other ops do."""
+    specs = STEP + [(4,), (2,)]
+    mine = run_case(bvdy, specs, _state_minibatch)
+    assert_same(mine, run_case(real, specs, _state_minibatch), "one input, states")
+    assert mine["dim"] == ((8,), 3)
+    dy = real
+    dy.renew_cg()
+    pc = dy.ParameterCollection()
+    P = make_parameters(dy, pc, specs)
+    assert dy.vanilla_lstm_gates(P[3], batched(dy, P[4], 2), P[0], P[1], P[2]).dim() == ((8,), 1)

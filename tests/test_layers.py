@@ -189,8 +189,9 @@ def test_no_module_writes_another_modules_globals():
 
 
 #: imports inside functions that are allowed: ``bv.Stepper`` and ``bv.compare`` load the
-#: widgets (and ipywidgets) only when first used, to keep ``import batchviz`` fast
-LAZY = {("__init__", "widgets")}
+#: widgets (and ipywidgets) only when first used, to keep ``import batchviz`` fast; DyNet's
+#: ``print_graphviz`` loads the pictures' modules (and graphviz) only when a program asks
+LAZY = {("__init__", "widgets"), ("dynet.graph", "trace"), ("dynet.graph", "viz")}
 
 
 def test_imports_sit_at_the_top_of_their_module():

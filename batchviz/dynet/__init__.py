@@ -47,8 +47,12 @@ from .io import load, load_generator, save
 from .losses import *  # noqa: F401,F403
 from .losses import __all__ as _loss_names
 from .lstm import BiRNNBuilder, LSTMBuilder, VanillaLSTMBuilder
+from .lstm_ops import *  # noqa: F401,F403
+from .lstm_ops import __all__ as _lstm_op_names
 from .matrix_functions import inverse, logdet
 from .collection import Model, ParameterCollection
+from .contractions import *  # noqa: F401,F403
+from .contractions import __all__ as _contraction_names
 from .parameters import (LookupParameters, Parameters, const_parameter, lookup, lookup_batch,
                          parameter)
 from .reductions import *  # noqa: F401,F403
@@ -133,4 +137,5 @@ __all__ = (["Expression", "InputExpression", "ComputationGraph", "cg", "cg_versi
             "SimpleSGDTrainer", "CyclicalSGDTrainer", "MomentumSGDTrainer", "AdagradTrainer",
             "AdadeltaTrainer", "RMSPropTrainer", "AdamTrainer", "AmsgradTrainer", "save", "load",
             "load_generator", "inverse", "logdet"]
-           + _arith_names + _loss_names + _reduction_names + _shaping_names + list(_STUBS))
+           + _arith_names + _loss_names + _reduction_names + _shaping_names + _lstm_op_names
+           + _contraction_names + list(_STUBS))

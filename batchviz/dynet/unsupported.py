@@ -5,17 +5,7 @@ from __future__ import annotations
 
 #: DyNet's name -> what to use instead
 INSTEAD = {
-    "contract3d_1d": "dy.reshape to a matrix and a matrix product",
-    "contract3d_1d_bias": "dy.reshape to a matrix, a matrix product and dy.colwise_add",
-    "contract3d_1d_1d": "two matrix products after dy.reshape",
-    "contract3d_1d_1d_bias": "two matrix products after dy.reshape, then +",
     "constrained_softmax": "dy.softmax",
-    "vanilla_lstm_gates": "dy.VanillaLSTMBuilder (its steps are fused nodes)",
-    "vanilla_lstm_gates_concat": "dy.VanillaLSTMBuilder",
-    "vanilla_lstm_gates_dropout": "dy.VanillaLSTMBuilder with set_dropout",
-    "vanilla_lstm_gates_dropout_concat": "dy.VanillaLSTMBuilder with set_dropout",
-    "vanilla_lstm_c": "dy.VanillaLSTMBuilder",
-    "vanilla_lstm_h": "dy.VanillaLSTMBuilder",
     "inputTensorTranspose": "dy.transpose(dy.inputTensor(...))",
     "dump_cg": "bv.explain(loss.x) or bv.trace",
     "cg_checkpoint": "building the expressions again after dy.renew_cg()",

@@ -562,6 +562,7 @@ BUILDER_CASES = builder_cases({
     "VanillaLSTM": ("VanillaLSTMBuilder", 1, True),
     "VanillaLSTM 2 layers": ("VanillaLSTMBuilder", 2, True),
     "LSTMBuilder": ("LSTMBuilder", 1, True),
+    "CompactVanillaLSTM 2 layers": ("CompactVanillaLSTMBuilder", 2, True),
     "CoupledLSTM 2 layers": ("CoupledLSTMBuilder", 2, True),
     "FastLSTM": ("FastLSTMBuilder", 1, True),
     "FastLSTM 2 layers": ("FastLSTMBuilder", 2, True),

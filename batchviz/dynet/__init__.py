@@ -46,7 +46,7 @@ from .inputs import (InputExpression, constant, inputMatrix, inputTensor, inputV
 from .io import load, load_generator, save
 from .losses import *  # noqa: F401,F403
 from .losses import __all__ as _loss_names
-from .lstm import BiRNNBuilder, LSTMBuilder, VanillaLSTMBuilder
+from .lstm import BiRNNBuilder, CompactVanillaLSTMBuilder, LSTMBuilder, VanillaLSTMBuilder
 from .lstm_ops import *  # noqa: F401,F403
 from .lstm_ops import __all__ as _lstm_op_names
 from .matrix_functions import inverse, logdet
@@ -131,7 +131,8 @@ __all__ = (["Expression", "InputExpression", "ComputationGraph", "cg", "cg_versi
             "matInput", "inputTensor", "zeros", "zeroes", "ones", "constant", "random_normal",
             "random_bernoulli", "random_uniform", "random_gumbel", "one_hot", "to_device",
             "sparse_inputTensor",
-            "VanillaLSTMBuilder", "LSTMBuilder", "CoupledLSTMBuilder", "FastLSTMBuilder",
+            "VanillaLSTMBuilder", "LSTMBuilder", "CoupledLSTMBuilder", "CompactVanillaLSTMBuilder",
+            "FastLSTMBuilder",
             "SimpleRNNBuilder", "GRUBuilder", "BiRNNBuilder", "RNNState", "SoftmaxBuilder",
             "StandardSoftmaxBuilder", "ClassFactoredSoftmaxBuilder", "Trainer",
             "SimpleSGDTrainer", "CyclicalSGDTrainer", "MomentumSGDTrainer", "AdagradTrainer",

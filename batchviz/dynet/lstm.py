@@ -157,6 +157,30 @@ class VanillaLSTMBuilder(RNNBuilder):
 LSTMBuilder = VanillaLSTMBuilder
 
 
+class CompactVanillaLSTMBuilder(VanillaLSTMBuilder):
+    """DyNet's LSTM written with its three fused ops per step (``vanilla_lstm_gates``,
+    ``_c``, ``_h``): the same values as :class:`VanillaLSTMBuilder`'s (DyNet's forget bias
+    of 1 included), from parameters of its own collection, ``/compact-vanilla-lstm-builder``;
+    here its steps are the same fused nodes."""
+
+    collection_name = "compact-vanilla-lstm-builder"
+
+    def __init__(self, layers: int, input_dim: int, hidden_dim: int, model):
+        super().__init__(layers, input_dim, hidden_dim, model)
+        self.spec = (self.layers, self.input_dim, self.hidden_dim)
+
+    @classmethod
+    def from_spec(cls, spec, model):
+        return cls(*spec[:3], model)
+
+    def set_weightnoise(self, std: float) -> None:
+        """Gaussian noise on the weights at every step while training (DyNet's option)."""
+        if std:
+            raise NotImplementedError("CompactVanillaLSTMBuilder.set_weightnoise: batchviz.dynet "
+                                      "adds weight noise in dy.vanilla_lstm_gates(..., "
+                                      "weightnoise_std=...); write the steps with it")
+
+
 class LayerNormLSTMBuilder(RNNBuilder):
     """DyNet's ``VanillaLSTMBuilder(..., ln_lstm=True)``: the vanilla LSTM with layer
     normalization (Ba et al., 2016) of the input's and the state's products and of the cell,

@@ -10,7 +10,6 @@ INSTEAD = {
     "dump_cg": "bv.explain(loss.x) or bv.trace",
     "cg_checkpoint": "building the expressions again after dy.renew_cg()",
     "cg_revert": "building the expressions again after dy.renew_cg()",
-    "CompactVanillaLSTMBuilder": "dy.VanillaLSTMBuilder (fused steps too)",
     "SparseLSTMBuilder": "dy.VanillaLSTMBuilder",
     "StackedRNNState": "the states of one builder of several layers",
     "EGTrainer": "dy.SimpleSGDTrainer",

@@ -42,12 +42,16 @@ class Tanh(Elementwise):
         return [g * (1.0 - out * out)]
 
 
+def logistic_values(xp, x):
+    """``1 / (1 + exp(-x))`` as ``0.5 * (1 + tanh(x / 2))``, which never overflows."""
+    return 0.5 * (xp.tanh(0.5 * x) + 1.0)
+
+
 class Logistic(Elementwise):
     name = "logistic"
 
     def forward(self, xp, ins, attrs, n):
-        # 0.5 * (1 + tanh(x / 2)) equals 1 / (1 + exp(-x)) and never overflows
-        return 0.5 * (xp.tanh(0.5 * ins[0]) + 1.0)
+        return logistic_values(xp, ins[0])
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         return [g * out * (1.0 - out)]

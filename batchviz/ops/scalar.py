@@ -15,6 +15,7 @@ import numpy as np
 from .. import backend
 from .base import Op, register
 from ._build import build_memoized
+from .elementwise import logistic_values
 
 
 def _column(attrs, ndim):
@@ -72,11 +73,6 @@ class Elu(_WithNumber):
         return [g * slope]
 
 
-def _sigmoid(xp, z):
-    """``1 / (1 + exp(-z))`` as ``0.5 * (1 + tanh(z / 2))``, which never overflows."""
-    return 0.5 * (xp.tanh(0.5 * z) + 1.0)
-
-
 class Silu(_WithNumber):
     """The sigmoid-weighted linear unit ``x * sigmoid(beta * x)`` (SiLU, or swish: Elfwing
     et al., 2017; Ramachandran et al., 2017), ``beta`` per node."""
@@ -85,12 +81,12 @@ class Silu(_WithNumber):
 
     def forward(self, xp, ins, attrs, n):
         x = ins[0]
-        return x * _sigmoid(xp, _column(attrs, x.ndim) * x)
+        return x * logistic_values(xp, _column(attrs, x.ndim) * x)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         x = ins[0]
         beta = _column(attrs, x.ndim)
-        s = _sigmoid(xp, beta * x)
+        s = logistic_values(xp, beta * x)
         return [g * (s + beta * out * (1.0 - s))]  # x beta s (1 - s) = beta out (1 - s)
 
 

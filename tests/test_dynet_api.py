@@ -59,17 +59,18 @@ def test_devices_are_dynet_names_and_the_program_runs_on_one(monkeypatch):
     """Parameters and expressions placed on several devices run on the program's one
     device, with the same values; a warning names each device not used, once."""
     monkeypatch.setattr(config, "_ignored_devices", [])
+    here = config.device_in_use()                   # CPU, or GPU:0 with BATCHVIZ_BACKEND=cupy
     pc = dy.ParameterCollection()
     with pytest.warns(UserWarning, match="add_parameters: device 'GPU:1' is not used; "
-                                         "batchviz.dynet runs every expression on one device, here CPU"):
+                                         f"batchviz.dynet runs every expression on one device, here {here}"):
         W = pc.add_parameters((2, 2), init=1.0, device="GPU:1")
     with warnings.catch_warnings():
         warnings.simplefilter("error")              # the same device again: no warning
         pc.add_lookup_parameters((3, 2), device="GPU:1")
         dy.renew_cg()
-        x = dy.inputVector([1.0, 2.0], device="CPU")  # the device in use: none either
-    with pytest.warns(UserWarning, match="to_device: device 'GPU:0' is not used"):
-        moved = dy.to_device(W * x, "GPU:0")
+        x = dy.inputVector([1.0, 2.0], device=here)   # the device in use: none either
+    with pytest.warns(UserWarning, match="to_device: device 'GPU:2' is not used"):
+        moved = dy.to_device(W * x, "GPU:2")
     assert moved.value() == [3.0, 3.0]
     dy.sum_elems(moved).backward()
     assert W.grad_as_array().tolist() == [[1.0, 2.0], [1.0, 2.0]]   # gradients flow through

@@ -97,6 +97,14 @@ MORE_CASES = {
         bv.sparsemax(v(P[0]) * (0.5 + k)),
         bv.sparsemax(v(P[1]) * (0.1 + 0.5 * k)),                      # of each column
     ][k % 2]),
+    # bounds in (0.05, 0.45): some entries at their bounds, the others a scaled softmax;
+    # of each column of a matrix; bounds summing to less than 1 (all at their bounds)
+    "constrained_softmax": ([(5,), (5,), (4, 3), (4, 3)], lambda P, k: [
+        bv.constrained_softmax(v(P[0]) * (1.0 + k), bv.shift(bv.scale(probability(P[1]), 0.4),
+                                                             0.05)),
+        bv.constrained_softmax(v(P[2]) * 2.0, bv.shift(bv.scale(probability(P[3]), 0.5), 0.1)),
+        bv.constrained_softmax(v(P[0]), bv.shift(bv.scale(probability(P[1]), 0.1), 0.05)),
+    ][k % 3]),
     "pickneglogsoftmax_columns": ([(4, 3)], lambda P, k: bv.pickneglogsoftmax_columns(
         v(P[0]), [k % 4, (k + 1) % 4, 2])),
     # piecewise constant: a zero gradient (the values stay off the steps)

@@ -1,10 +1,11 @@
-"""Softmax, sparsemax and the classification losses.
+"""Softmax, sparsemax, the constrained softmax and the classification losses.
 
 ``pickneglogsoftmax(x, i) = -log softmax(x)[i]`` is one node (not three), computed with the
 log-sum-exp trick. The target index ``i`` is per node, not in the signature, so the losses
 of every word of every sentence batch into one kernel. ``softmax``, ``log_softmax`` and
 ``sparsemax`` normalise over the first axis: a vector's entries, or each column of a matrix
-(DyNet's meaning, and that of a manual minibatch with one instance per column). ``hinge``
+(DyNet's meaning, and that of a manual minibatch with one instance per column), and so does
+``constrained_softmax``, a softmax whose entries may not exceed given bounds. ``hinge``
 and ``binary_log_loss`` are DyNet's margin and binary cross-entropy losses.
 """
 from __future__ import annotations
@@ -104,6 +105,90 @@ class Sparsemax(Op):
         support = out > 0
         mean = (g * support).sum(axis=1, keepdims=True) / support.sum(axis=1, keepdims=True)
         return [xp.where(support, g - mean, 0.0)]
+
+
+class ConstrainedSoftmax(Op):
+    """The softmax of scores ``x`` whose probabilities may not exceed bounds ``u`` (Martins
+    & Kreutzer, 2017; DyNet's ``constrained_softmax``), over the first axis as
+    :class:`Softmax`: ``p_i = min(u_i, c exp(x_i))``, with the one scale ``c`` that makes
+    ``p`` sum to 1. What it is for: an attention over a sentence's words in which each
+    word may get only what is left of its budget (Martins & Kreutzer's easy-first tagger).
+
+    Why this form: an entry either sits at its bound (*clamped*) or is a softmax entry
+    scaled by ``c``, and raising ``c`` only ever clamps more entries. With the entries in
+    increasing order of ``u_i / exp(x_i)``, the clamped ones are therefore the first ``k``:
+    with ``U_k`` the bounds of the first ``k`` and ``Q_k`` the ``exp(x_i)`` of the others,
+    ``c_k = (1 - U_k) / Q_k``, and ``k`` is the first position whose ratio is not below
+    ``c_k`` (the positions before it all are). One sort finds it, for every node of a
+    batch at once, with no loop that runs until nothing changes (DyNet's way, one vector
+    at a time). An entry exactly at its bound stays unclamped, as in DyNet.
+
+    If the bounds sum to less than 1 no distribution fits under them; every entry is then
+    clamped and the result is the bounds themselves, as DyNet's.
+
+    Its signature is the default, dimension-sensitive one (its name and the shapes): the
+    constrained softmaxes of one size, of every sentence, are one batch for the agenda,
+    and the sort above runs along the rows of that batch.
+
+    The gradient: on the unclamped entries ``p`` is ``1 - mass`` (``mass``: the clamped
+    bounds' sum) times a softmax over them, so with ``dhat = sum_unclamped(p g) / (1 -
+    mass)`` the scores get ``p (g - dhat)`` there and 0 where clamped; a clamped bound
+    moves its own entry and takes that much from the others in proportion, so the bounds
+    get ``g - dhat`` where clamped and 0 elsewhere. DyNet's backward pass computes the
+    same (for both arguments)."""
+
+    name = "constrained_softmax"
+    arity = 2
+
+    def infer_shape(self, shapes, attrs):
+        x, u = shapes
+        _not_scalar(self, [x])
+        if len(x) > 2 or x != u:
+            raise self.error(f"needs scores and bounds of one shape, a vector or a matrix "
+                             f"(each column normalised), got {x} and {u}")
+        return x
+
+    @staticmethod
+    def solve(xp, x, u):
+        """``(p, clamped)`` for a batch (the normalised axis is axis 1), in logarithms so
+        that nothing overflows: an entry's key is ``log(u / exp(x))``, and it is clamped
+        when its key is below ``log c``. A bound of 0 or less is always clamped (no
+        probability can go below it)."""
+        z = x - x.max(axis=1, keepdims=True)
+        bounded = u > 0
+        key = xp.where(bounded, xp.log(xp.where(bounded, u, 1.0)) - z, -xp.inf)
+        order = xp.argsort(key, axis=1, kind="stable")
+        keys = xp.take_along_axis(key, order, axis=1)
+        bounds = xp.take_along_axis(u, order, axis=1)
+        exps = xp.exp(xp.take_along_axis(z, order, axis=1))
+        room = 1.0 - (xp.cumsum(bounds, axis=1) - bounds)     # 1 - U_k
+        rest = xp.flip(xp.cumsum(xp.flip(exps, axis=1), axis=1), axis=1)   # Q_k
+        tiny = np.finfo(x.dtype).tiny
+        log_scales = xp.where(room > 0, xp.log(xp.where(room > 0, room, 1.0))
+                              - xp.log(xp.maximum(rest, tiny)), -xp.inf)   # log c_k
+        below = ((keys < log_scales) | ~xp.take_along_axis(bounded, order, axis=1))
+        k = xp.cumprod(below.astype(x.dtype), axis=1).sum(axis=1, keepdims=True)
+        at = xp.minimum(k, x.shape[1] - 1).astype(order.dtype)
+        log_scale = xp.take_along_axis(log_scales, at, axis=1)
+        rank = xp.argsort(order, axis=1, kind="stable")        # each entry's place in order
+        clamped = rank < k                                      # (the first k are)
+        return xp.where(clamped, u, xp.exp(xp.where(clamped, 0.0, log_scale + z))), clamped
+
+    def forward(self, xp, ins, attrs, n):
+        return self.solve(xp, ins[0], ins[1])[0]
+
+    def backward(self, xp, ins, out, g, attrs, n, needs):
+        u = ins[1]
+        _, clamped = self.solve(xp, ins[0], u)   # (the same entries as the forward pass)
+        free = ~clamped
+        mass = (u * clamped).sum(axis=1, keepdims=True)
+        spread = (out * g * free).sum(axis=1, keepdims=True)
+        room = 1.0 - mass
+        dhat = xp.where(free.any(axis=1, keepdims=True),
+                        spread / xp.where(room != 0, room, 1.0), 0.0)
+        gx = xp.where(free, out * (g - dhat), 0.0) if needs[0] else None
+        gu = xp.where(clamped, g - dhat, 0.0) if needs[1] else None
+        return [gx, gu]
 
 
 class RestrictedLogSoftmax(Op):
@@ -243,6 +328,7 @@ class BinaryLogLoss(Op):
 _SOFTMAX = register(Softmax())
 _LOG_SOFTMAX = register(LogSoftmax())
 _SPARSEMAX = register(Sparsemax())
+_CONSTRAINED_SOFTMAX = register(ConstrainedSoftmax())
 _RESTRICTED_LOG_SOFTMAX = register(RestrictedLogSoftmax())
 _PNLS = register(PickNegLogSoftmax())
 _HINGE = register(Hinge())
@@ -270,6 +356,14 @@ def sparsemax(x):
     """The sparsemax of ``x`` over the first axis (of a vector, or of each column of a
     matrix): probabilities that sum to 1, like softmax's, but exactly 0 for low scores."""
     return build(_SPARSEMAX, (x,))
+
+
+def constrained_softmax(x, bounds):
+    """The softmax of the scores ``x`` with no probability above its bound in ``bounds``
+    (same shape): ``min(bounds, c * exp(x))``, ``c`` making it sum to 1, over the first
+    axis (of a vector, or of each column of a matrix). Bounds that sum to less than 1 leave
+    no room: the result is then the bounds."""
+    return build(_CONSTRAINED_SOFTMAX, (x, bounds))
 
 
 def pickneglogsoftmax(x, index):
@@ -300,4 +394,5 @@ def binary_log_loss(x, y):
     return build(_BINARY_LOG_LOSS, (x, y))
 
 
-__all__ = ["softmax", "log_softmax", "sparsemax", "pickneglogsoftmax", "hinge", "binary_log_loss"]
+__all__ = ["softmax", "log_softmax", "sparsemax", "constrained_softmax", "pickneglogsoftmax",
+           "hinge", "binary_log_loss"]

@@ -347,6 +347,15 @@ OP_CASES = {
     "sparsemax of close scores": ([(6,)], lambda dy, P: dy.sparsemax(P[0] * 0.2)),
     "sparsemax of a column": ([(5, 1)], lambda dy, P: dy.sparsemax(P[0])),
     "sparsemax of one number": ([(1,)], lambda dy, P: dy.sparsemax(P[0])),
+    # bounds in (0.05, 0.45): some entries held at their bounds, gradients to both
+    "constrained_softmax": ([(6,), (6,)], lambda dy, P: dy.constrained_softmax(
+        P[0] * 3.0, dy.logistic(P[1]) * 0.4 + 0.05)),
+    "constrained_softmax of a column": ([(5, 1), (5,)], lambda dy, P: dy.constrained_softmax(
+        P[0] * 2.0, dy.logistic(P[1]) * 0.5 + 0.1)),
+    "constrained_softmax, loose bounds": ([(4,)], lambda dy, P: dy.constrained_softmax(
+        P[0], vec(dy, [1.0, 0.9, 0.95, 1.0]))),
+    "constrained_softmax, bounds summing below 1": ([(4,), (4,)], lambda dy, P:
+        dy.constrained_softmax(P[0], dy.logistic(P[1]) * 0.2)),
     # restricted: the others are -inf, so the case takes a value of the allowed ones
     "log_softmax restrict": ([(5,)], lambda dy, P: dy.concatenate(
         [dy.pick(dy.log_softmax(P[0], [0, 2, 3]), k) for k in (0, 3)])),
@@ -568,6 +577,7 @@ BUILDER_CASES = builder_cases({
     "FastLSTM 2 layers": ("FastLSTMBuilder", 2, True),
     "SimpleRNN 2 layers": ("SimpleRNNBuilder", 2, False),
     "GRU 2 layers": ("GRUBuilder", 2, False),
+    "SparseLSTM 2 layers": ("SparseLSTMBuilder", 2, True),
 })
 BUILDER_CASES["VanillaLSTM forget_bias=0.3"] = (
     lambda dy, pc: dy.VanillaLSTMBuilder(1, 3, 4, pc, forget_bias=0.3), _transduce)
@@ -593,6 +603,92 @@ BUILDER_CASES["VanillaLSTM ln_lstm, minibatch"] = (
 BUILDER_CASES["VanillaLSTM, column inputs"] = (
     lambda dy, pc: dy.VanillaLSTMBuilder(1, 3, 4, pc), _columns)
 BUILDER_CASES["GRU, column inputs"] = (lambda dy, pc: dy.GRUBuilder(1, 3, 4, pc), _columns)
+def _pruned(build):
+    """``build`` after the builder prunes 40% of its weights (the masks set again)."""
+    def pruned(dy, b, E):
+        b.set_sparsity(0.4)
+        return build(dy, b, E)
+    return pruned
+
+
+# run_builder sets a sparse LSTM's masks (get_parameters()[l][3:]) to values of its own:
+# the steps read W * M, whatever M holds; set_sparsity makes them 0/1 again
+BUILDER_CASES["SparseLSTM set_sparsity, 2 layers"] = (
+    lambda dy, pc: dy.SparseLSTMBuilder(2, 3, 4, pc), _pruned(_transduce))
+BUILDER_CASES["SparseLSTM set_sparsity, minibatch"] = (
+    lambda dy, pc: dy.SparseLSTMBuilder(1, 3, 4, pc, forget_bias=0.3), _pruned(_batched))
+BUILDER_CASES["SparseLSTM ln_lstm, 2 layers"] = (
+    lambda dy, pc: dy.SparseLSTMBuilder(2, 3, 4, pc, True), _pruned(_transduce))
+BUILDER_CASES["SparseLSTM ln_lstm, steps"] = (
+    lambda dy, pc: dy.SparseLSTMBuilder(1, 3, 4, pc, ln_lstm=True, forget_bias=0.5), _steps)
+
+
+def _expressions_then_transduce(dy, b, E):
+    """The masked matrices and biases DyNet's ``get_parameter_expressions`` gives, and a
+    sequence whose gradients reach them through the steps."""
+    outputs = b.initial_state().transduce([E[w] for w in SENTENCE])
+    return [e for layer in b.get_parameter_expressions() for e in layer] + outputs
+
+
+BUILDER_CASES["SparseLSTM get_parameter_expressions"] = (
+    lambda dy, pc: dy.SparseLSTMBuilder(2, 3, 4, pc), _expressions_then_transduce)
+
+
+class _Stack:
+    """Two builders stacked by hand (DyNet's ``StackedRNNState``); ``builder_layers`` lists
+    their parameters for run_builder as a BiRNN's."""
+
+    def __init__(self, dy, pc):
+        self.lower, self.upper = dy.VanillaLSTMBuilder(1, 3, 4, pc), dy.GRUBuilder(2, 4, 3, pc)
+        self.builder_layers = [(self.lower, self.upper)]
+
+
+class StackedByHand:
+    """What DyNet's ``StackedRNNState`` computes (its ``_dynet.pyx``), written with its
+    builders' states: DyNet 2.1's own cannot be made (its constructor assigns to ``prev``,
+    which is also the name of a method: AttributeError), so the real DyNet runs this."""
+
+    def __init__(self, states, prev=None):
+        self.states, self._prev = list(states), prev
+
+    def add_input(self, x):
+        states = []
+        for state in self.states:
+            states.append(state.add_input(x))
+            x = states[-1].output()
+        return StackedByHand(states, self)
+
+    def add_inputs(self, xs):
+        stacks = [self.add_input(xs[0])]
+        for x in xs[1:]:
+            stacks.append(stacks[-1].add_input(x))
+        return stacks
+
+    def output(self):
+        return self.states[-1].output()
+
+    def prev(self):
+        return self._prev
+
+    def h(self):
+        return [state.h() for state in self.states]
+
+    def s(self):
+        return [state.s() for state in self.states]
+
+
+def _stacked(dy, stack, E):
+    made = StackedByHand if dy.__name__ == "dynet" else dy.StackedRNNState
+    start = made([stack.lower.initial_state(), stack.upper.initial_state()])
+    states = start.add_inputs([E[w] for w in SENTENCE])
+    last = states[-1].add_input(E[0])
+    return ([s.output() for s in states] + [last.prev().output(), last.output()]
+            + [e for layer in last.h() for e in layer] + [e for layer in last.s() for e in layer])
+
+
+BUILDER_CASES["StackedRNNState of an LSTM and a GRU"] = (_Stack, _stacked)
+
+
 BUILDER_CASES["BiRNN of GRUs, add_inputs"] = (
     lambda dy, pc: dy.BiRNNBuilder(1, 3, 4, pc, dy.GRUBuilder),
     lambda dy, b, E: [s.output() for pair in b.add_inputs([E[w] for w in SENTENCE]) for s in pair])
@@ -710,4 +806,44 @@ def run_trainer(dy, case, renew=None) -> list:
         if step == 1 and "restart" in settings:
             trainer.restart(settings["restart"])
         snapshots.append([E.as_array(), W.as_array(), b.as_array()])
+    return snapshots
+
+
+#: name -> (EGTrainer's keyword arguments, loss scale, freeze p): DyNet 2.1's EGTrainer has no
+#: Python class; tests/test_dynet_conformance.py runs its C++ rule through ctypes. A scale
+#: of 30 makes the gradient's norm exceed 5, so both clip
+EG_CASES = {
+    "EG": ({}, 3.0, False),
+    "EG args, clipped": ({"learning_rate": 0.5, "mom": 0.5}, 30.0, False),
+    "EG, frozen p": ({"learning_rate": 0.2, "mom": 0.0}, 3.0, True),
+}
+
+
+def distributions(shape, seed: int) -> np.ndarray:
+    """Positive values whose last axis sums to 1 (EG's parameters are distributions)."""
+    values = np.exp(np.random.default_rng(seed).normal(0.0, 0.5, size=shape))
+    return (values / values.sum(axis=-1, keepdims=True)).astype(np.float32)
+
+
+def run_eg_trainer(dy, make_trainer, case) -> list:
+    """The values of a mixture weight vector ``p`` and a table of distributions ``E`` after
+    each of three updates by ``make_trainer(pc, **kwargs)`` (an EGTrainer)."""
+    kwargs, scale, frozen = EG_CASES[case]
+    pc = dy.ParameterCollection()
+    p = pc.add_parameters((4,))
+    p.set_value(distributions((4,), 1))
+    E = pc.add_lookup_parameters((6, 4))
+    E.init_from_array(distributions((6, 4), 2))
+    trainer = make_trainer(pc, **kwargs)
+    if frozen:
+        p.set_updated(False)
+    snapshots = []
+    for words, tags in TRAIN_DATA:
+        dy.renew_cg()
+        loss = dy.esum([dy.pickneglogsoftmax(dy.cmult(E[w], p) * 8.0, t)
+                        for w, t in zip(words, tags)]) * scale
+        loss.value()
+        loss.backward()
+        trainer.update()
+        snapshots.append([E.as_array(), p.as_array()])
     return snapshots

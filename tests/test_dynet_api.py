@@ -907,3 +907,218 @@ def test_contract3d_1d_1d_of_minibatches_is_one_contraction_per_instance():
     assert u.dim() == ((2,), 5)
     np.testing.assert_allclose(u.npvalue(), np.einsum("ijk,k,jb->ib", x[..., 0], y[:, 0], zs),
                                rtol=1e-5, atol=1e-6)
+
+
+# --- constrained_softmax, SparseLSTMBuilder, StackedRNNState, EGTrainer -----------------------
+def test_constrained_softmax_holds_entries_at_their_bounds():
+    dy.renew_cg()
+    x = np.array([1.0, 2.0, 0.5, 3.0, -1.0])
+    p = dy.constrained_softmax(dy.inputVector(x), dy.inputVector([0.3, 0.2, 0.5, 0.25, 0.4]))
+    free = np.exp(x[[2, 4]]) / np.exp(x[[2, 4]]).sum() * (1 - 0.3 - 0.2 - 0.25)
+    np.testing.assert_allclose(p.npvalue(), [0.3, 0.2, free[0], 0.25, free[1]], rtol=1e-6)
+    loose = dy.constrained_softmax(dy.inputVector(x), dy.inputVector(np.ones(5)))
+    np.testing.assert_allclose(loose.npvalue(), dy.softmax(dy.inputVector(x)).npvalue(),
+                               rtol=1e-6)
+    tight = dy.constrained_softmax(dy.inputVector([1.0, 2.0, 3.0]), dy.inputVector([0.2] * 3))
+    np.testing.assert_allclose(tight.npvalue(), [0.2, 0.2, 0.2])   # no room: the bounds
+    column = dy.constrained_softmax(dy.inputTensor(np.ones((3, 1))), dy.inputVector([0.5] * 3))
+    assert column.dim() == ((3, 1), 1)
+
+
+@pytest.mark.parametrize("build, error, message", [
+    (lambda: dy.constrained_softmax(dy.inputTensor(np.ones((3, 2)), batched=True),
+                                    dy.inputVector([0.5] * 3)),
+     NotImplementedError, "constrained_softmax of a minibatch"),
+    (lambda: dy.constrained_softmax(dy.inputVector([1.0] * 3), dy.inputVector([0.5] * 2)),
+     ValueError, "vectors of one size"),
+    (lambda: dy.constrained_softmax(dy.inputTensor(np.ones((2, 2))),
+                                    dy.inputTensor(np.ones((2, 2)))),
+     ValueError, "vectors of one size, as DyNet's; got dimensions"),
+    (lambda: bv.constrained_softmax(bv.input(np.ones(3)), bv.input(np.ones(2))),
+     bv.ShapeError, r"constrained_softmax: needs scores and bounds of one shape"),
+])
+def test_constrained_softmax_mistakes_say_what_is_wrong(build, error, message):
+    dy.renew_cg()
+    with pytest.raises(error, match=message):
+        build()
+
+
+def test_constrained_softmaxes_of_one_size_are_one_batch_under_the_agenda():
+    rng = np.random.default_rng(1)
+    xs, us = rng.normal(size=(4, 5)), rng.uniform(0.1, 0.4, size=(4, 5))
+    values = {}
+    for strategy in ("none", "agenda"):
+        dy.renew_cg(autobatching=strategy)
+        outs = [dy.constrained_softmax(dy.inputVector(x), dy.inputVector(u))
+                for x, u in zip(xs, us)]
+        total = dy.esum([dy.sum_elems(o) for o in outs])
+        total.value()
+        values[strategy] = [o.npvalue() for o in outs]
+        batches = [b for b in dy.cg().graph.layout.batches if b.op.name == "constrained_softmax"]
+        assert len(batches) == (4 if strategy == "none" else 1)
+    np.testing.assert_allclose(values["agenda"], values["none"], rtol=1e-6)
+
+
+def _sparse(layers=1, **kw):
+    pc = dy.ParameterCollection()
+    return pc, dy.SparseLSTMBuilder(layers, 3, 4, pc, **kw)
+
+
+def test_sparse_lstm_is_a_vanilla_lstm_with_masked_weights():
+    pc, sparse = _sparse(2)
+    vanilla = dy.VanillaLSTMBuilder(2, 3, 4, dy.ParameterCollection())
+    for a, b in zip(sparse.get_parameters(), vanilla.get_parameters()):
+        for p, q in zip(a, b):
+            q.set_value(p.as_array())
+        assert [m.as_array().tolist() for m in a[3:]] == [np.ones(m.shape()).tolist()
+                                                          for m in a[3:]]
+    dy.renew_cg()
+    xs = [dy.inputVector([0.1 * k, -0.2, 0.3]) for k in range(3)]
+    np.testing.assert_allclose(sparse.initial_state().transduce(xs)[-1].npvalue(),
+                               vanilla.initial_state().transduce(xs)[-1].npvalue(), rtol=1e-6)
+
+
+def test_set_sparsity_switches_off_the_smallest_weights_and_they_get_no_gradient():
+    pc, sparse = _sparse(2)
+    weights = [p.as_array() for layer in sparse.get_parameters() for p in layer[:2]]
+    sparse.set_sparsity(0.5)
+    masks = [m.as_array() for layer in sparse.get_parameters() for m in layer[3:]]
+    assert sum(int(m.sum()) for m in masks) == sum(m.size for m in masks) // 2
+    off = np.concatenate([np.abs(w)[m == 0] for w, m in zip(weights, masks)])
+    on = np.concatenate([np.abs(w)[m == 1] for w, m in zip(weights, masks)])
+    assert off.max() <= on.min()
+    sparse.set_sparsity(0.75)    # those off stay off (their magnitude W * M is 0)
+    more = [m.as_array() for layer in sparse.get_parameters() for m in layer[3:]]
+    assert all((b <= a).all() for a, b in zip(masks, more))
+    for p, w in zip([p for layer in sparse.get_parameters() for p in layer[:2]], weights):
+        np.testing.assert_array_equal(p.as_array(), w)     # the weights keep their values
+    sparse.set_dropouts(0.2, 0.3)   # the dropout path reads the masked weights too
+    for dropout in (False, True):
+        if not dropout:
+            sparse.disable_dropout()
+        dy.renew_cg()
+        out = sparse.initial_state().transduce([dy.inputVector([1.0, -1.0, 0.5])] * 3)[-1]
+        dy.sum_elems(out).backward()
+        for layer in sparse.get_parameters():
+            for W, M in ((layer[0], layer[3]), (layer[1], layer[4])):
+                assert not W.grad_as_array()[M.as_array() == 0].any()
+                assert W.grad_as_array()[M.as_array() == 1].any()
+            assert not layer[3].grad_as_array().any()   # the masks are constants
+        pc._model.zero_grad()
+        sparse.set_dropouts(0.2, 0.3)
+    for bad in (-0.1, 1.5, "half"):
+        with pytest.raises(ValueError, match="fraction of weights to prune must be between 0"):
+            sparse.set_sparsity(bad)
+
+
+def test_sparse_lstm_expressions_states_across_graphs_saving_and_birnn(tmp_path):
+    pc, sparse = _sparse(1)
+    dy.renew_cg()
+    with pytest.raises(ValueError, match="call initial_state before accessing "
+                                         "SparseLSTMBuilder internal parameters"):
+        sparse.get_parameter_expressions()
+    start = sparse.initial_state()
+    first = sparse.get_parameter_expressions()
+    assert [len(layer) for layer in first] == [3]
+    assert sparse.get_parameter_expressions()[0][0] is first[0][0]   # the same, per graph
+    x = dy.inputVector([0.5, 0.1, -0.3])
+    before = start.add_input(x).output().npvalue()
+    dy.renew_cg()   # a state kept from the last graph reads this graph's weights
+    np.testing.assert_allclose(start.add_input(dy.inputVector([0.5, 0.1, -0.3]))
+                               .output().npvalue(), before, rtol=1e-6)
+    sparse.set_sparsity(0.4)
+    normed = dy.SparseLSTMBuilder(1, 3, 4, pc, ln_lstm=True)
+    normed.set_sparsity(0.2)
+    base = str(tmp_path / "sparse")
+    dy.save(base, [sparse, normed])
+    sparse2, normed2 = dy.load(base, dy.ParameterCollection())
+    assert (sparse2.spec, normed2.spec) == (sparse.spec, normed.spec)
+    assert normed2.whoami() == "SparseLSTMBuilder"
+    dy.renew_cg()
+    x = dy.inputVector([0.5, 0.1, -0.3])
+    for a, b in ((sparse, sparse2), (normed, normed2)):
+        np.testing.assert_allclose(b.initial_state().add_input(x).output().npvalue(),
+                                   a.initial_state().add_input(x).output().npvalue(),
+                                   rtol=1e-6)
+    bi = dy.BiRNNBuilder(2, 3, 6, pc, dy.SparseLSTMBuilder)
+    assert bi.transduce([x, x])[0].dim() == ((6,), 1)
+
+
+def test_stacked_rnn_state_feeds_each_builder_the_output_of_the_one_below():
+    pc = dy.ParameterCollection()
+    lower, upper = dy.VanillaLSTMBuilder(1, 3, 4, pc), dy.GRUBuilder(1, 4, 2, pc)
+    dy.renew_cg()
+    xs = [dy.inputVector([0.1 * k, 0.2, -0.3]) for k in range(3)]
+    start = dy.StackedRNNState([lower.initial_state(), upper.initial_state()])
+    assert start.prev() is None and start.output() is None
+    stacks = start.add_inputs(xs)
+    expected = upper.initial_state().transduce(lower.initial_state().transduce(xs))
+    for stack, e in zip(stacks, expected):
+        np.testing.assert_allclose(stack.output().npvalue(), e.npvalue(), rtol=1e-6)
+    assert stacks[1].prev() is stacks[0] and stacks[0].prev() is start
+    assert [len(h) for h in stacks[-1].h()] == [1, 1]
+    assert [len(s) for s in stacks[-1].s()] == [2, 1]   # an LSTM's cell and output; a GRU's h
+    for bad, message in (([], "needs a list of states"), ("states", "needs a list of states"),
+                         ([lower], "entry 0 of the states is a VanillaLSTMBuilder, not a "
+                                   "builder's state")):
+        with pytest.raises(TypeError, match=message):
+            dy.StackedRNNState(bad)
+    with pytest.raises(TypeError, match="prev must be a StackedRNNState"):
+        dy.StackedRNNState([lower.initial_state()], prev=lower.initial_state())
+
+
+def _eg_run(sparse_updates=True, cyclical=None, values=None):
+    pc = dy.ParameterCollection()
+    p = pc.add_parameters(3)
+    p.set_value([0.2, 0.3, 0.5] if values is None else values)
+    E = pc.add_lookup_parameters((4, 2))
+    E.init_from_array(np.full((4, 2), 0.5))
+    trainer = dy.EGTrainer(pc, learning_rate=0.5, mom=0.5, ne=0.1)
+    trainer.set_sparse_updates(sparse_updates)
+    if cyclical is not None:
+        trainer.enable_cyclical_lr(**cyclical)
+    rates = []
+    for step in range(4):
+        dy.renew_cg()
+        loss = dy.dot_product(p, dy.inputVector([1.0, -1.0, 0.5 * step])) + \
+            dy.dot_product(E[step % 2], dy.inputVector([0.3, -0.3]))
+        loss.backward()
+        trainer.update()
+        rates.append(trainer.learning_rate)
+    return p.as_array(), E.as_array(), rates
+
+
+def test_eg_trainer_keeps_each_parameter_and_each_row_a_distribution():
+    p, E, rates = _eg_run()
+    np.testing.assert_allclose(p.sum(), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(E.sum(axis=1), 1.0, rtol=1e-6)
+    np.testing.assert_array_equal(E[2:], 0.5)       # rows never looked up are left alone
+    assert rates == [0.5] * 4
+    _, E_dense, _ = _eg_run(sparse_updates=False)   # every row is its own distribution;
+    np.testing.assert_allclose(E_dense.sum(axis=1), 1.0, rtol=1e-6)   # a row's momentum
+    assert not np.allclose(E_dense[:2], E[:2])          # moves it when it is not looked up
+    np.testing.assert_array_equal(E_dense[2:], 0.5)
+    zero, _, _ = _eg_run(values=[0.0, 0.4, 0.6])
+    assert zero[0] == 0.0 and zero.sum() == pytest.approx(1.0)   # an entry of 0 stays 0
+
+
+def test_eg_trainer_cyclical_rate_and_negative_parameters():
+    schedule = {"learning_rate_min": 0.1, "learning_rate_max": 0.5, "step_size": 2,
+                "gamma": 1.0}
+    _, _, rates = _eg_run(cyclical=schedule)
+    np.testing.assert_allclose(rates, [dy.trainers.triangle_rate(it, 0.1, 0.5, 2, 1.0)
+                                       for it in range(4)])
+    np.testing.assert_allclose(rates, [0.1, 0.3, 0.5, 0.3])
+    _, _, flat = _eg_run(cyclical={})      # DyNet's defaults: gamma 0, the minimum throughout
+    np.testing.assert_allclose(flat, [0.01] * 4)
+    pc = dy.ParameterCollection()
+    W = pc.add_parameters((2, 2), init=dy.NumpyInitializer(np.array([[0.5, -0.1], [0.3, 0.3]])))
+    trainer = dy.EGTrainer(pc)
+    dy.renew_cg()
+    dy.sum_elems(W * dy.inputVector([1.0, 2.0])).backward()
+    with pytest.raises(ValueError, match=r"EGTrainer: parameter /_0 has a negative or NaN "
+                                         r"entry.*initialize it with positive values"):
+        trainer.update()
+    np.testing.assert_allclose(W.as_array(), [[0.5, -0.1], [0.3, 0.3]], rtol=1e-6)  # unchanged
+    with pytest.raises(ValueError, match="step_size must be positive"):
+        trainer.enable_cyclical_lr(step_size=0)

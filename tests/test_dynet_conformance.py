@@ -2,14 +2,19 @@
 programs with the same parameter values give the same values, dimensions and gradients at
 float32 tolerance, for every op of tests/dynet_cases.py, under no autobatching and under
 batchviz's agenda."""
+import ctypes
+import glob
+import os
+
 import numpy as np
 import pytest
 
 import batchviz.dynet as bvdy
 
-from dynet_cases import (BUILDER_CASES, CLUSTERS, OP_CASES, SOFTMAX_CASES, STEP, TENSORS,
-                         TRAINER_CASES, VALUES_ONLY, WORD_IDS, XB, batch, batched,
-                         make_parameters, run_builder, run_case, run_trainer, values_for, vec)
+from dynet_cases import (BUILDER_CASES, CLUSTERS, EG_CASES, OP_CASES, SOFTMAX_CASES, STEP,
+                         TENSORS, TRAINER_CASES, VALUES_ONLY, WORD_IDS, XB, batch, batched,
+                         distributions, make_parameters, run_builder, run_case,
+                         run_eg_trainer, run_trainer, values_for, vec)
 
 real = pytest.importorskip("dynet", reason="the real DyNet (pip install dyNET38, the "
                            "'dynet' test extra) is not importable: no conformance check")
@@ -140,6 +145,108 @@ def test_trainer_matches_dynet(name):
         for which, x, y in zip(("E", "W", "b"), a, b):
             np.testing.assert_allclose(x, y, rtol=RTOL, atol=ATOL,
                                        err_msg=f"{name}: {which} after update {step + 1}")
+
+
+class DynetEGTrainer:
+    """DyNet's C++ ``EGTrainer`` on a collection of the real module, through ctypes: DyNet
+    2.1 defines it (``training.h``) but its Python module has no class for it. The wheel's
+    library exports the constructor and ``update``; the C++ collection sits in the Python
+    object after its header and vtable pointer (24 bytes on 64-bit CPython: checked below
+    by the collection's parameter count)."""
+
+    def __init__(self, pc, learning_rate: float = 0.1, mom: float = 0.9, ne: float = 0.0):
+        paths = glob.glob(os.path.join(os.path.dirname(real.__file__), "dyNET38.libs",
+                                       "libdynet-*.so"))
+        if not paths:
+            pytest.skip("the dyNET38 wheel's libdynet is not found: no EGTrainer to compare")
+        lib = ctypes.CDLL(paths[0])
+        try:
+            make = lib._ZN5dynet9EGTrainerC1ERNS_19ParameterCollectionEfff
+            self._update = lib._ZN5dynet9EGTrainer6updateEv
+            count = lib._ZNK5dynet19ParameterCollection15parameter_countEv
+        except AttributeError:
+            pytest.skip("this libdynet does not export EGTrainer's constructor and update")
+        count.restype, count.argtypes = ctypes.c_size_t, [ctypes.c_void_p]
+        collection = id(pc) + 24
+        if count(collection) != sum(int(np.prod(p.shape())) for p in pc.parameters_list()) + sum(
+                int(np.prod(p.shape())) for p in pc.lookup_parameters_list()):
+            pytest.skip("the C++ collection is not where this test expects it")
+        make.argtypes = [ctypes.c_void_p, ctypes.c_void_p] + [ctypes.c_float] * 3
+        self._update.argtypes = [ctypes.c_void_p]
+        self._object = ctypes.create_string_buffer(1 << 16)   # (more than it takes; kept)
+        self._pc = pc
+        make(ctypes.addressof(self._object), collection, learning_rate, mom, ne)
+
+    def update(self) -> None:
+        self._update(ctypes.addressof(self._object))
+
+
+@pytest.mark.parametrize("name", sorted(EG_CASES))
+def test_eg_trainer_matches_dynets_cpp_rule(name):
+    """A mixture weight vector and a table of distributions (sparse row updates) after each
+    of three updates: DyNet's C++ EGTrainer and batchviz's."""
+    theirs = run_eg_trainer(real, DynetEGTrainer, name)
+    mine = run_eg_trainer(bvdy, bvdy.EGTrainer, name)
+    for step, (a, b) in enumerate(zip(mine, theirs)):
+        for which, x, y in zip(("E", "p"), a, b):
+            np.testing.assert_allclose(x, y, rtol=RTOL, atol=ATOL,
+                                       err_msg=f"{name}: {which} after update {step + 1}")
+    assert not np.allclose(mine[-1][0], distributions((6, 4), 2))   # the rows moved
+    np.testing.assert_allclose(mine[-1][0].sum(axis=1), 1.0, rtol=1e-5)
+
+
+def _matrix_by_eg(dy, make_trainer) -> np.ndarray:
+    pc = dy.ParameterCollection()
+    W = pc.add_parameters((2, 3))
+    W.set_value(np.full((2, 3), 1.0 / 6.0))
+    trainer = make_trainer(pc)
+    dy.renew_cg()
+    dy.sum_elems(dy.cmult(W, dy.inputTensor(np.arange(6.0).reshape(2, 3) / 5.0))).backward()
+    trainer.update()
+    return W.as_array()
+
+
+def test_eg_trainer_makes_a_matrix_one_distribution_where_dynet_normalises_its_first_column():
+    """DyNet 2.1's EGTrainer normalises a matrix by the log-sum-exp of its first column
+    only (docs/dynet.md, "What differs"); batchviz's makes the whole matrix one
+    distribution. The first column agrees up to that one scale. (Three columns: DyNet also
+    writes the other columns' sums into its one-number buffers, past their end but inside
+    the 32 bytes its memory pool gives each.)"""
+    theirs, mine = _matrix_by_eg(real, DynetEGTrainer), _matrix_by_eg(bvdy, bvdy.EGTrainer)
+    np.testing.assert_allclose(theirs[:, 0].sum(), 1.0, rtol=1e-5)
+    assert theirs.sum() > 1.5
+    np.testing.assert_allclose(mine.sum(), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(mine / mine[:, 0].sum(), theirs, rtol=RTOL, atol=ATOL)
+
+
+def _sparse_lstm_facts(dy) -> list:
+    """Names, order, spec and the masks' count after set_sparsity of sparse LSTMs."""
+    pc = dy.ParameterCollection()
+    pc.add_parameters(2)
+    sparse = dy.SparseLSTMBuilder(2, 3, 4, pc)
+    normed = dy.SparseLSTMBuilder(1, 3, 4, pc, ln_lstm=True, forget_bias=0.5)
+    dy.renew_cg()
+    sparse.initial_state()
+    sparse.set_sparsity(0.3)
+    masks = [p.as_array() for layer in sparse.get_parameters() for p in layer[3:]]
+    return [[p.name() for b in (sparse, normed) for layer in b.get_parameters() for p in layer],
+            [p.name() for p in pc.parameters_list()], sparse.spec, normed.spec,
+            sparse.whoami(), normed.whoami(), [len(layer) for layer in
+                                               sparse.get_parameter_expressions()],
+            sum(float(m.sum()) for m in masks), sum(m.size for m in masks)]
+
+
+def test_sparse_lstm_parameters_are_named_and_listed_as_dynets():
+    assert _sparse_lstm_facts(bvdy) == _sparse_lstm_facts(real)
+
+
+def test_dynets_stacked_rnn_state_cannot_be_made():
+    """DyNet 2.1's ``StackedRNNState`` fails in its constructor (docs/dynet.md, "What
+    differs"): the conformance case runs what its code describes (dynet_cases.StackedByHand)."""
+    pc = real.ParameterCollection()
+    real.renew_cg()
+    with pytest.raises(AttributeError, match="read-only"):
+        real.StackedRNNState([real.GRUBuilder(1, 2, 2, pc).initial_state()])
 
 
 def _api_facts(dy) -> dict:

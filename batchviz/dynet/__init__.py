@@ -21,9 +21,11 @@ differs; the design in brief:
 * **Parameters** (:mod:`.parameters`) are batchviz parameters under DyNet's names, in
   collections (:mod:`.collection`);
   initializers (:mod:`.initializers`) draw DyNet's distributions from the seeded generator.
-* **Builders**: ``VanillaLSTMBuilder`` runs on batchviz's fused LSTM steps (:mod:`.lstm`);
+* **Builders**: ``VanillaLSTMBuilder`` runs on batchviz's fused LSTM steps (:mod:`.lstm`),
+  and so does ``SparseLSTMBuilder``, its masked form (:mod:`.sparse_lstm`);
   the simple RNN, GRU, coupled and fast LSTMs are written with DyNet's ops (:mod:`.rnn`), and
-  so are the softmax layers (:mod:`.softmax_builders`).
+  so are the softmax layers (:mod:`.softmax_builders`); ``StackedRNNState`` stacks builders
+  by hand (:mod:`.stacked`).
 * **Trainers** (:mod:`.trainers`) apply DyNet's update rules with its defaults.
 * Anything else of DyNet's API raises ``NotImplementedError`` naming what to use
   (:mod:`.unsupported`).
@@ -59,11 +61,13 @@ from .reductions import *  # noqa: F401,F403
 from .reductions import __all__ as _reduction_names
 from .rnn import CoupledLSTMBuilder, FastLSTMBuilder, GRUBuilder, RNNState, SimpleRNNBuilder
 from .shaping import *  # noqa: F401,F403
+from .sparse_lstm import SparseLSTMBuilder
+from .stacked import StackedRNNState
 from .softmax_builders import (ClassFactoredSoftmaxBuilder, SoftmaxBuilder,
                                StandardSoftmaxBuilder)
 from .shaping import __all__ as _shaping_names
 from .trainers import (AdadeltaTrainer, AdagradTrainer, AdamTrainer, AmsgradTrainer,
-                       CyclicalSGDTrainer, MomentumSGDTrainer, RMSPropTrainer,
+                       CyclicalSGDTrainer, EGTrainer, MomentumSGDTrainer, RMSPropTrainer,
                        SimpleSGDTrainer, Trainer)
 from .unsupported import STUBS as _STUBS
 
@@ -132,11 +136,13 @@ __all__ = (["Expression", "InputExpression", "ComputationGraph", "cg", "cg_versi
             "random_bernoulli", "random_uniform", "random_gumbel", "one_hot", "to_device",
             "sparse_inputTensor",
             "VanillaLSTMBuilder", "LSTMBuilder", "CoupledLSTMBuilder", "CompactVanillaLSTMBuilder",
-            "FastLSTMBuilder",
-            "SimpleRNNBuilder", "GRUBuilder", "BiRNNBuilder", "RNNState", "SoftmaxBuilder",
+            "SparseLSTMBuilder", "FastLSTMBuilder",
+            "SimpleRNNBuilder", "GRUBuilder", "BiRNNBuilder", "RNNState", "StackedRNNState",
+            "SoftmaxBuilder",
             "StandardSoftmaxBuilder", "ClassFactoredSoftmaxBuilder", "Trainer",
             "SimpleSGDTrainer", "CyclicalSGDTrainer", "MomentumSGDTrainer", "AdagradTrainer",
-            "AdadeltaTrainer", "RMSPropTrainer", "AdamTrainer", "AmsgradTrainer", "save", "load",
+            "AdadeltaTrainer", "RMSPropTrainer", "AdamTrainer", "AmsgradTrainer", "EGTrainer",
+            "save", "load",
             "load_generator", "inverse", "logdet"]
            + _arith_names + _loss_names + _reduction_names + _shaping_names + _lstm_op_names
            + _contraction_names + list(_STUBS))

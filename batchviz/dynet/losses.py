@@ -1,4 +1,5 @@
 """DyNet's softmax, losses and noise: ``softmax``, ``log_softmax``, ``sparsemax``,
+``constrained_softmax``,
 ``pickneglogsoftmax`` (and ``_batch``, one loss per instance), ``hinge`` (and ``_batch``),
 ``binary_log_loss``, ``huber_distance``, ``pairwise_rank_loss``, ``poisson_loss``,
 ``dropout`` (and ``_dim``, ``_batch``, ``block_dropout``) and ``noise``. The last three
@@ -62,6 +63,32 @@ def sparsemax(x) -> Expression:
     if dims[1:] not in ((), (1,)):
         raise ValueError(f"sparsemax: needs a vector, as DyNet's; got dimension {x.dim()}")
     return Expression(bv.sparsemax(to_shape(x, dims, 1)), 1)
+
+
+def constrained_softmax(x, y) -> Expression:
+    """The softmax of the scores ``x`` with no probability above its bound in ``y``: the
+    entries that a softmax would put above their bounds are held at them, and the others
+    share what is left in the softmax's proportions (:func:`batchviz.constrained_softmax`).
+    Both are vectors (or ``(d, 1)`` columns) of one size, as DyNet's; the result has the
+    dimension of ``x``. Bounds that sum to less than 1 leave no room: the result is then
+    the bounds, as DyNet's. Gradients reach both the scores and the bounds, as in DyNet;
+    unlike DyNet's, it also runs on a GPU."""
+    x = as_expression(x, "constrained_softmax")
+    y = as_expression(y, "constrained_softmax")
+    if x.bd != 1 or y.bd != 1:
+        raise NotImplementedError(f"constrained_softmax of a minibatch (dimensions {x.dim()} "
+                                  f"and {y.dim()}): DyNet computes it for one vector; build "
+                                  "one expression per instance and let autobatching batch "
+                                  "them (--dynet-autobatch 1)")
+    dims_x, dims_y = dims_of(x), dims_of(y)
+    if dims_x[1:] not in ((), (1,)) or dims_y[1:] not in ((), (1,)) or dims_x[0] != dims_y[0]:
+        raise ValueError(f"constrained_softmax: needs scores and bounds that are vectors of "
+                         f"one size, as DyNet's; got dimensions {x.dim()} and {y.dim()}")
+    scores = to_shape(x, dims_x, 1)
+    bounds = to_shape(y, dims_y, 1)
+    if bounds.shape != scores.shape:   # a vector and a (d, 1) column
+        bounds = bv.reshape(bounds, scores.shape)
+    return Expression(bv.constrained_softmax(scores, bounds), 1)
 
 
 def pickneglogsoftmax(x, v) -> Expression:
@@ -239,7 +266,8 @@ def noise(x, stddev: float) -> Expression:
     return add(x, random_normal(dims_of(x), 0.0, stddev, x.bd))
 
 
-__all__ = ["softmax", "log_softmax", "sparsemax", "pickneglogsoftmax", "pickneglogsoftmax_batch",
+__all__ = ["softmax", "log_softmax", "sparsemax", "constrained_softmax", "pickneglogsoftmax",
+           "pickneglogsoftmax_batch",
            "hinge", "hinge_batch", "hinge_dim", "binary_log_loss", "huber_distance",
            "pairwise_rank_loss", "poisson_loss", "dropout", "dropout_dim",
            "dropout_batch", "block_dropout", "noise"]

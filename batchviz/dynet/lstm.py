@@ -13,6 +13,9 @@ reads zero state where DyNet reads none: the same values.
 
 With dropout (``set_dropout``), every step is built on its own (variational masks on the
 input and on the recurrent state, one mask per layer for the graph, as in DyNet).
+
+DyNet's experimental ``SparseLSTMBuilder`` is the same builder whose steps read the weight
+matrices multiplied by 0/1 masks, for pruning (:mod:`.sparse_lstm`).
 """
 from __future__ import annotations
 
@@ -42,8 +45,13 @@ class VanillaLSTMBuilder(RNNBuilder):
         """With ``ln_lstm`` (any true value, as DyNet reads it) the builder is a
         :class:`LayerNormLSTMBuilder`, whose steps are DyNet's own ops."""
         if ln_lstm:
-            return LayerNormLSTMBuilder(layers, input_dim, hidden_dim, model, forget_bias)
+            return cls._layer_normalized(layers, input_dim, hidden_dim, model, forget_bias)
         return super().__new__(cls)
+
+    @staticmethod
+    def _layer_normalized(layers, input_dim, hidden_dim, model, forget_bias):
+        """The builder that ``ln_lstm=True`` gives instead (a subclass may say another)."""
+        return LayerNormLSTMBuilder(layers, input_dim, hidden_dim, model, forget_bias)
 
     def __init__(self, layers: int, input_dim: int, hidden_dim: int, model, ln_lstm=False,
                  forget_bias: float = 1.0):
@@ -61,8 +69,12 @@ class VanillaLSTMBuilder(RNNBuilder):
             Wx.set_value(glorot.values(Wx.shape, generator))
             Wh.set_value(glorot.values(Wh.shape, generator))
             b.set_value(offset)
-            self._layer_params.append([self.local.adopt(Wx), self.local.adopt(Wh),
-                                       self.local.adopt(b, offset)])
+            self._layer_params.append(self._adopt_layer(Wx, Wh, b, offset))
+
+    def _adopt_layer(self, Wx, Wh, b, offset) -> list:
+        """A layer's parameters (batchviz's, made by the fused LSTM) as DyNet's list of the
+        layer, each named in this builder's collection in the order DyNet makes them."""
+        return [self.local.adopt(Wx), self.local.adopt(Wh), self.local.adopt(b, offset)]
 
     @classmethod
     def from_spec(cls, spec, model):
@@ -113,8 +125,7 @@ class VanillaLSTMBuilder(RNNBuilder):
                 h_node, c_prev = zero, zero
             else:
                 h_node = h_in.x
-            step = bv.sequence_step(self.fused.b[i], [self.fused.Wx[i][0]], self.fused.Wh[i],
-                                    [inp.x], h_node, c_prev, self.hidden_dim)
+            step = self.fused._steps[i].step([inp.x], h_node, c_prev)   # (the layer's weights)
             new.append((step, step))
             inp = Expression(step, bd)
         return FusedState(self.fused, tuple(new)), bd
@@ -203,23 +214,32 @@ class LayerNormLSTMBuilder(RNNBuilder):
         super().__init__(layers, input_dim, hidden_dim, model)
         self.spec = (self.layers, self.input_dim, self.hidden_dim, True, float(forget_bias))
         self.forget_bias = float(forget_bias)
-        H, add = self.hidden_dim, self.local.add_parameters
+        H = self.hidden_dim
         self._layer_params, self._norm_params = [], []
         for i in range(self.layers):
-            self._layer_params.append([add((4 * H, self.input_dim if i == 0 else H)),
-                                       add((4 * H, H)), add((4 * H,), init=0.0)])
+            self._layer_params.append(self._make_layer(i))
             self._norm_params.append([model.add_parameters((size,), init=init)
                                       for size, init in ((4 * H, 1.0), (4 * H, 0.0),
                                                          (4 * H, 1.0), (4 * H, 0.0),
                                                          (H, 1.0), (H, 0.0))])
+
+    def _make_layer(self, i: int) -> list:
+        """Layer ``i``'s ``[W_x, W_h, b]``, made in the builder's collection."""
+        H, add = self.hidden_dim, self.local.add_parameters
+        return [add((4 * H, self.input_dim if i == 0 else H)), add((4 * H, H)),
+                add((4 * H,), init=0.0)]
 
     @classmethod
     def from_spec(cls, spec, model):
         layers, input_dim, hidden_dim, _, forget_bias = spec
         return cls(layers, input_dim, hidden_dim, model, forget_bias)
 
+    def _step_weights(self, i: int) -> list:
+        """The ``[W_x, W_h, b]`` that layer ``i``'s steps read."""
+        return self._layer_params[i]
+
     def _step(self, i, x, state):
-        Wx, Wh, b = self._layer_params[i]
+        Wx, Wh, b = self._step_weights(i)
         gh, bh, gx, bx, gc, bc = self._norm_params[i]
         h_prev, c_prev = (None, None) if state is None else state
         x, h_prev = self._dropped(x, i, h_prev)

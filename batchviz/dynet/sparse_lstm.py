@@ -137,5 +137,4 @@ class SparseLayerNormLSTMBuilder(_Masked, LayerNormLSTMBuilder):
         return "SparseLSTMBuilder"
 
 
-
 __all__ = ["SparseLSTMBuilder", "SparseLayerNormLSTMBuilder"]

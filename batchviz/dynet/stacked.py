@@ -70,5 +70,4 @@ class StackedRNNState:
         return [state.s() for state in self.states]
 
 
-
 __all__ = ["StackedRNNState"]

@@ -41,6 +41,16 @@ def _as_input(x, who: str) -> Expression:
     return x
 
 
+def states_after(state, xs) -> list:
+    """The states after each input of ``xs``, read one after another from ``state`` (DyNet's
+    ``add_inputs``, of a builder's state or of a stack of them)."""
+    states = []
+    for x in xs:
+        state = state.add_input(x)
+        states.append(state)
+    return states
+
+
 class RNNState:
     """A position in a sequence: the state of every layer after the inputs so far."""
 
@@ -55,11 +65,7 @@ class RNNState:
         return RNNState(self.builder, layers, self, self.builder._output(layers))
 
     def add_inputs(self, xs) -> list:
-        states, state = [], self
-        for x in xs:
-            state = state.add_input(x)
-            states.append(state)
-        return states
+        return states_after(self, xs)
 
     def transduce(self, xs) -> list:
         """The output after each input of ``xs``, in order."""

@@ -3,6 +3,7 @@ below, moved along a sequence together."""
 from __future__ import annotations
 
 from .expression import as_expression
+from .rnn import states_after
 
 
 class StackedRNNState:
@@ -47,11 +48,7 @@ class StackedRNNState:
 
     def add_inputs(self, xs) -> list:
         """The stacks after each input of ``xs``, read one after another."""
-        stacks, stack = [], self
-        for x in xs:
-            stack = stack.add_input(x)
-            stacks.append(stack)
-        return stacks
+        return states_after(self, xs)
 
     def output(self):
         """The top builder's output (None before the first input)."""

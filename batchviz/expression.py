@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 
 from .errors import BatchvizError
-from .graph import ExpressionBase
+from .graph import ExpressionBase, RemovedNodes
 from .parameters import ParameterBase
 from .ops import api as op_api
 from .ops.elementwise import add, cdiv, cmult, neg, sub
@@ -232,4 +232,6 @@ class Expression(Operators, ExpressionBase):
 
     def __repr__(self) -> str:
         g = self.graph
+        if isinstance(g, RemovedNodes):
+            return f"<Expression node {self.node}: removed by revert()>"
         return f"<Expression node {self.node}: {g.ops[self.node].name} {g.shapes[self.node]}>"

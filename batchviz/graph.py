@@ -14,12 +14,17 @@ lazy evaluation (§3.1) on top of these lists.
 The *open graph* is the one that expressions built from parameters and data alone are
 added to: a ``with bv.Graph():`` block opens one, :func:`open_graph` sets it. There is no
 hidden global graph.
+
+A graph can be marked and cut back to the mark (:meth:`LazyGraph.checkpoint`,
+:meth:`LazyGraph.revert`: DyNet's ``cg_checkpoint``/``cg_revert``): the nodes made after
+the mark are removed, and their expressions point to a :class:`RemovedNodes` instead of the
+graph, so that using one raises instead of reading whatever node takes its id next.
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
 
-from .errors import GraphFinishedError, NoGraphError
+from .errors import BatchvizError, GraphFinishedError, NoGraphError
 from .ops.base import FIXED_SIGNATURES, Op
 from .ops.parameter import PARAMETER
 from .signature import SignatureTable
@@ -79,6 +84,12 @@ class LazyGraph:
         self.finished = False
         self.finished_because = ""
         self._previous: "LazyGraph | None" = None
+        #: the marks of :meth:`checkpoint` not reverted yet: (nodes, signatures) at the mark
+        self.checkpoints: list[tuple] = []
+        #: how many times :meth:`revert` has cut the graph back: what remembers node ids or
+        #: signatures of this graph across calls (the LSTM builders' shortcuts) compares it
+        self.revision = 0
+        self._made = None  # while a mark is set: every expression handed out since
         if record_source:
             self.push = self._push_recording  # type: ignore[method-assign]
 
@@ -182,6 +193,73 @@ class LazyGraph:
         """End the graph: its expressions can no longer be used."""
         self.finished = True
         self.finished_because = because
+        if self._made is not None:  # marks never reverted: forget them, and the expressions
+            del self.expression_type    # kept for them (which hold the graph in a cycle)
+            self._made, self.checkpoints = None, []
+
+    # --- checkpoints --------------------------------------------------------------------
+    def checkpoint(self) -> int:
+        """Mark the graph as it is now, so that :meth:`revert` can remove every node made
+        after this point (DyNet's ``cg_checkpoint``); marks stack. Returns the number of
+        nodes at the mark.
+
+        While a mark is set, every expression the graph hands out is remembered: node ids
+        are list positions, so the nodes made after a revert reuse the removed nodes' ids,
+        and a removed node's expression must be found to be told that it was removed."""
+        self.check_alive()
+        if self._made is None:
+            made = self._made = []
+            kind, remember = type(self).expression_type, made.append
+
+            def handed_out(graph, node):  # (an instance attribute: read by push)
+                e = kind(graph, node)
+                remember(e)
+                return e
+
+            self.expression_type = handed_out
+        self.checkpoints.append((len(self.ops), len(self.sigtab)))
+        return len(self.ops)
+
+    def revert(self) -> int:
+        """Remove every node made since the last :meth:`checkpoint` (and that mark), as if
+        they had never been built (DyNet's ``cg_revert``); returns how many were removed.
+
+        Their expressions raise :class:`~batchviz.GraphFinishedError` when used; the
+        nodes made before the mark, and their expressions, are untouched."""
+        self.check_alive()
+        if not self.checkpoints:
+            raise BatchvizError("revert(): this graph has no checkpoint to go back to; call "
+                                "checkpoint() first")
+        nodes, signatures = self.checkpoints.pop()
+        removed = len(self.ops) - nodes
+        self._cut(nodes, signatures)
+        return removed
+
+    def _cut(self, nodes: int, signatures: int) -> None:
+        """Keep the first ``nodes`` nodes and ``signatures`` signatures, and everything
+        that refers to them only."""
+        gone = RemovedNodes(self, nodes, len(self.ops))
+        oldest = self.checkpoints[0][0] if self.checkpoints else None
+        kept = []
+        for e in self._made:
+            if e.node >= nodes:
+                e.graph = gone
+            elif oldest is not None and e.node >= oldest:
+                kept.append(e)  # an older mark may remove it yet
+        if oldest is None:  # no mark left: hand out plain expressions again
+            del self.expression_type
+            self._made = None
+        else:
+            self._made[:] = kept
+        for column in (self.ops, self.args, self.attrs, self.shapes, self.sigs, self.depths):
+            del column[nodes:]
+        if self.sources is not None:
+            del self.sources[nodes:]
+        for node in [n for n in self.param_of_node if n >= nodes]:
+            del self.param_node[id(self.param_of_node.pop(node))]
+        self.sigtab.truncate(signatures)
+        self.memo.clear()  # (its keys may hold removed parameter nodes, its values signatures)
+        self.revision += 1
 
     def __enter__(self):
         self.check_alive()
@@ -202,6 +280,34 @@ class LazyGraph:
     def __repr__(self) -> str:
         state = "finished" if self.finished else "open"
         return f"<{type(self).__name__} #{self.number} nodes={len(self.ops)} {state}>"
+
+
+class RemovedNodes:
+    """What the expressions of nodes removed by :meth:`LazyGraph.revert` hold instead of
+    their graph: it is ``finished``, so the checks that stop an expression of a finished
+    graph stop these too, and any other use (its shapes, its values) raises the same
+    error, saying that the node was reverted."""
+
+    finished = True
+
+    def __init__(self, graph: LazyGraph, first: int, end: int):
+        self.number = graph.number
+        self.finished_because = (f"nodes {first} to {end - 1} of graph #{graph.number} were "
+                                 "removed by revert() (DyNet's cg_revert()), which drops every "
+                                 "node made after the last checkpoint")
+
+    def check_alive(self) -> None:
+        raise GraphFinishedError(f"this expression was built after a checkpoint and its node "
+                                 f"is gone: {self.finished_because}. Build it again after the "
+                                 "revert.")
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):  # (copy, pickle and friends probe for these)
+            raise AttributeError(name)
+        self.check_alive()
+
+    def __repr__(self) -> str:
+        return f"<removed nodes of graph #{self.number}>"
 
 
 def user_source_line(skip: int = 2) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 import weakref
+from bisect import bisect_right
 
 import numpy as np
 
@@ -88,6 +89,7 @@ class Graph(LazyGraph):
         self.layout = Layout()
         self.arenas = Arenas()
         self.plans: list = []
+        self.run_ends: list = []    # per plan: how many nodes had run once it had run
         self.batch_runs: list = []  # per batch of every plan: what its backward run needs
         self.last_stats = None
         #: compute every node's gradient, constants' too, and keep them for
@@ -110,6 +112,7 @@ class Graph(LazyGraph):
             self.batch_runs += execute_forward(self, run, self.arenas, state.xp)
         self.plans.append(run)
         self.n_evaluated = len(self.ops)
+        self.run_ends.append(self.n_evaluated)
         copies, avoided, elements = run.copy_counts()
         stats = PassStats(nodes=len(view.nodes), batches=len(run.batches), copies=copies,
                           copies_avoided=avoided, bytes_copied=elements * state.dtype.itemsize,
@@ -165,6 +168,18 @@ class Graph(LazyGraph):
         flat = self._gradients[address:address + size_of(self.shapes[node])]
         return np.array(backend.to_numpy(flat), copy=True).reshape(self.shapes[node])
 
+    def has_gradient(self, node: int) -> bool:
+        """Whether :meth:`gradient_of` has a gradient for ``node``: a parameter's (its
+        ``grad``), or the one the last backward pass kept (``keep_gradients``) for a node
+        that had run by then."""
+        if node in self.param_of_node:
+            return True
+        layout = self.layout
+        if self._gradients is None or node >= len(layout.address) or layout.address[node] < 0:
+            return False
+        end = layout.address[node] - layout.bases[0] + size_of(self.shapes[node])
+        return end <= len(self._gradients)
+
     def recompute(self, inputs: dict | None = None) -> None:
         """Forget every computed value, so that the next run computes the whole graph again
         (DyNet's ``forward(recalculate=True)``); ``inputs``: ``{node: data}``, new data for
@@ -173,8 +188,27 @@ class Graph(LazyGraph):
         for node, data in (inputs or {}).items():
             self.attrs[node] = data
         self.arenas.release()
-        self.layout, self.plans, self.batch_runs = Layout(), [], []
+        self.layout, self.plans, self.run_ends, self.batch_runs = Layout(), [], [], []
         self.n_evaluated, self._gradients = 0, None
+
+    def _cut(self, nodes: int, signatures: int) -> None:
+        """:meth:`LazyGraph._cut`, and the runs: those that computed nodes before ``nodes``
+        only are kept with their values; a later run computed removed nodes too, so it is
+        forgotten whole (its memory goes back), and the kept nodes it had computed run
+        again with the next forward run (DyNet, too, computes them again)."""
+        super()._cut(nodes, signatures)
+        for kind, asked in _asked.items():
+            if asked is not None and asked[0]() is self and asked[1] >= nodes:
+                _asked[kind] = None
+        if self.n_evaluated <= nodes:
+            return  # no removed node had run
+        kept = bisect_right(self.run_ends, nodes)  # the runs that ended at the mark or before
+        first_batch = sum(len(run.batches) for run in self.plans[:kept])
+        self.n_evaluated = self.run_ends[kept - 1] if kept else 0
+        self.layout.truncate(self.plans[kept].arena, first_batch, self.n_evaluated)
+        self.arenas.release(self.plans[kept].arena)
+        del self.plans[kept:], self.run_ends[kept:], self.batch_runs[first_batch:]
+        self._gradients = None  # (laid out like the forgotten arenas too)
 
     def finish(self, because: str = "by graph.finish()") -> None:
         """End the graph: its expressions can no longer be used, and its memory is freed."""

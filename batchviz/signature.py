@@ -89,6 +89,14 @@ class SignatureTable:
                                             blocks, arity))
         return sig
 
+    def truncate(self, n: int) -> None:
+        """Forget every signature but the first ``n`` (a graph cut back to a checkpoint:
+        the keys interned since may hold the ids of removed nodes, which new nodes reuse)."""
+        if n < len(self.infos):
+            for info in self.infos[n:]:
+                del self.ids[info.key]
+            del self.infos[n:]
+
     def __len__(self) -> int:
         return len(self.infos)
 

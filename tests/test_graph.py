@@ -359,3 +359,50 @@ def test_a_sums_kernels_agree(name):
     if name == "average":
         sums /= np.array([[2.0], [3.0]])
     np.testing.assert_allclose(op.forward_segments(np, rows, [2, 3], [None] * 2, 2), sums)
+
+
+def _trees_after_a_revert(tried: bool) -> tuple:
+    """Tree-LSTM encodings (whose unit builders learn a graph's units once) and LSTM
+    sequences built after other ones were tried out and reverted, or never tried: the
+    graph's nodes and the values and gradients."""
+    from batchviz.data import synthetic_trees
+    from batchviz.nn import LSTMBuilder, TreeLSTMCell
+
+    model = bv.Model(seed=0)
+    cell, lstm = TreeLSTMCell(model, 5, 4), LSTMBuilder(1, 5, 4, model)
+    E, U = model.add_lookup_parameters((30, 5)), model.add_parameters((2, 4))
+    first, second = synthetic_trees(2, min_leaves=3, max_leaves=6, vocab_size=30, seed=4)
+    with bv.Graph(strategy="agenda") as g:
+        start = E[0] * 1.0
+        start.value()
+        if tried:
+            g.checkpoint()           # the parameters enter the graph after the mark
+            states = cell.encode(first, lambda word: E[sum(map(ord, word)) % 30])
+            tried_h = lstm.initial_state().transduce([E[1], E[2], start])
+            bv.esum([U @ states[-1][1], U @ tried_h[-1]]).value()
+            assert g.revert() > 30 and len(g) == 3   # E, its row, start
+        states = cell.encode(second, lambda word: E[sum(map(ord, word)) % 30])
+        hs = lstm.initial_state().transduce([E[3], start, E[4]])
+        loss = bv.sum_elems(U @ states[-1][1]) + bv.sum_elems(U @ hs[-1])
+        loss.backward()
+        nodes = [[op.name for op in g.ops], list(g.args), list(g.shapes), list(g.sigs),
+                 [a if isinstance(a, (int, tuple, type(None))) else repr(a) for a in g.attrs]]
+        return nodes, [loss.value()] + [p.grad for p in model.parameters()]
+
+
+def test_a_graph_reverted_to_its_checkpoint_builds_and_runs_as_if_never_cut():
+    nodes, results = _trees_after_a_revert(tried=True)
+    fresh_nodes, fresh = _trees_after_a_revert(tried=False)
+    assert nodes == fresh_nodes
+    for a, b in zip(results, fresh):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_revert_needs_a_checkpoint_and_a_live_graph():
+    with bv.Graph() as g:
+        with pytest.raises(bv.BatchvizError, match="no checkpoint to go back to"):
+            g.revert()
+        assert g.checkpoint() == 0
+    assert g.checkpoints == []     # a finished graph forgets its marks
+    with pytest.raises(bv.GraphFinishedError):
+        g.revert()

@@ -87,11 +87,12 @@ class Arenas:
     def __getitem__(self, arena: int):
         return self.arrays[arena]
 
-    def release(self) -> None:
-        """The graph is finished: its arenas go back to the pool."""
-        for array in self.arrays:
+    def release(self, first: int = 0) -> None:
+        """The graph is finished (or cut back, ``first``: the first arena it no longer
+        needs): its arenas go back to the pool."""
+        for array in self.arrays[first:]:
             POOL.give(array)
-        self.arrays = []
+        self.arrays = self.arrays[:first]
 
 
 #: nodes at least this long are gathered (and scattered back) as whole rows on the CPU

@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 
 from ..errors import GraphMismatchError
-from ..graph import ExpressionBase, current_graph
+from ..graph import ExpressionBase, RemovedNodes, current_graph
 from ..parameters import ParameterBase
 
 
@@ -40,6 +40,8 @@ def as_nodes(xs) -> tuple:
     for x in xs:
         if isinstance(x, ExpressionBase):
             if x.graph is not graph:
+                if isinstance(x.graph, RemovedNodes):
+                    x.graph.check_alive()  # (its own error: the node was reverted)
                 raise GraphMismatchError(
                     f"cannot combine node {x.node} of graph #{x.graph.number} with expressions of "
                     f"graph #{graph.number}; all arguments of an op must come from one graph"

@@ -58,6 +58,7 @@ class SequenceBuilder:
         self.b, self.input_weights, self.Wh = b, list(input_weights), Wh
         self.hidden = int(hidden)
         self.graph = None  # the graph whose steps were learnt, or None
+        self.revision = 0  # its revision then (a revert may have removed what was learnt)
         self.kinds: dict = {}  # previous cell is a step node? -> (attrs, shape, signature)
 
     def step(self, inputs, h, c):
@@ -78,7 +79,8 @@ class SequenceBuilder:
         t = 0
         while t < len(steps):
             graph = self.graph
-            if graph is not None and not graph.finished and len(self.kinds) == 2:
+            if (graph is not None and not graph.finished and len(self.kinds) == 2
+                    and graph.revision == self.revision):
                 state = self._state_nodes(graph, h, c)
                 checked = state and _checked_steps(graph, steps, t, self.input_shapes)
                 if checked:
@@ -118,9 +120,9 @@ class SequenceBuilder:
         if any(a not in params for a in (terms[0], Wh) + tuple(terms[1::2])):
             return
         shapes, sigs = graph.shapes, graph.sigs
-        if graph is not self.graph:
+        if graph is not self.graph or graph.revision != self.revision:
             self.kinds = {}
-        self.graph = graph
+        self.graph, self.revision = graph, graph.revision
         self.projection = (graph.ops[p], graph.attrs[p], shapes[p], sigs[p])
         self.kinds[graph.ops[c] is _STEP] = (graph.attrs[s.node], shapes[s.node], sigs[s.node])
         self.value_shape = shapes[s.node]

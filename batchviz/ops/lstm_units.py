@@ -63,6 +63,7 @@ class UnitBuilder:
     def __init__(self, b, weights, hidden: int):
         self.b, self.weights, self.hidden = b, list(weights), int(hidden)
         self.graph = None  # the graph whose units of this kind were learnt from
+        self.revision = 0  # its revision then (a revert may have removed what was learnt)
         self.kinds: dict = {}  # per cells pattern (which are step nodes): (signature, shape)
 
     def __call__(self, inputs, cells):
@@ -74,7 +75,7 @@ class UnitBuilder:
         calls to helpers would cost as much as the checks themselves."""
         graph = self.graph
         if (graph is not None and not graph.finished and len(inputs) == len(self.input_shapes)
-                and len(cells) == self.n_cells):
+                and len(cells) == self.n_cells and graph.revision == self.revision):
             shapes, depths = graph.shapes, graph.depths
             args = self.template[:]          # [b, W1, x1, W2, x2, ...]: the x slots change
             depth = 0                        # (the bias and weights are parameters: depth 0)
@@ -115,10 +116,10 @@ class UnitBuilder:
         if any(a not in graph.param_of_node for a in (terms[0],) + terms[1::2]):
             self.graph = None  # a bias or weight that is an expression: no shortcut
             return
-        if graph is not self.graph:
+        if graph is not self.graph or graph.revision != self.revision:
             self.kinds = {}
         shapes, ops = graph.shapes, graph.ops
-        self.graph = graph
+        self.graph, self.revision = graph, graph.revision
         self.step_attrs = attrs
         self.template = list(terms)  # [b, W1, x1, ...]: the x slots change per unit
         self.input_shapes = [shapes[a] for a in terms[2::2]]

@@ -56,6 +56,13 @@ class Layout:
         self.next_address += size
         return len(self.bases) - 1
 
+    def truncate(self, arena: int, batches: int, nodes: int) -> None:
+        """Forget arena ``arena`` and the later ones, every batch from number ``batches`` on
+        and where the nodes from ``nodes`` on live (the runs a reverted graph forgets)."""
+        self.next_address = self.bases[arena]
+        del self.bases[arena:], self.batches[batches:]
+        del self.address[nodes:], self.batch_of[nodes:]
+
     def arena_of(self, address: int) -> int:
         """The arena holding ``address``: the last one whose base is at or below it (a binary
         search: a parser's graph has an arena per forward run)."""

@@ -847,3 +847,96 @@ def run_eg_trainer(dy, make_trainer, case) -> list:
         trainer.update()
         snapshots.append([E.as_array(), p.as_array()])
     return snapshots
+
+
+# --- checkpoints ---------------------------------------------------------------------------
+#: how a program tries nodes out between cg_checkpoint and cg_revert: which values it asks
+#: for (none; before the mark; of the nodes tried, which runs the kept nodes with them), and
+#: whether it nests a second mark inside the first
+CHECKPOINT_CASES = ["never reverted", "nothing computed", "computed before the mark",
+                    "computed with the tried nodes", "computed before and after",
+                    "nested marks"]
+
+
+def run_checkpoints(dy, case, renew=None) -> list:
+    """A hidden layer, nodes tried out after a mark and reverted, then the loss built from
+    the layer: the loss, the layer's value and every parameter's gradient. DyNet 2.1
+    reverts correctly when every parameter entered the graph before the mark (one first
+    used after it makes DyNet crash after the revert), so all of them are used before."""
+    pc = dy.ParameterCollection()
+    W, b, V = make_parameters(dy, pc, [(3, 4), (3,), (2, 3)])
+    (renew or dy.renew_cg)()
+    x = vec(dy, [1.0, -1.0, 0.5, 2.0])
+    h = dy.tanh(W * x + b)
+    u = V * h
+    if case in ("computed before the mark", "computed before and after"):
+        h.value()
+    if case != "never reverted":
+        dy.cg_checkpoint()
+        tried = dy.logistic(u) * 3.0 + dy.sum_elems(dy.exp(h))
+        if case == "nested marks":
+            dy.cg_checkpoint()
+            dy.square(tried).value()
+            dy.cg_revert()
+            tried = tried - 1.0
+        if case in ("computed with the tried nodes", "computed before and after", "nested marks"):
+            tried.value()
+        dy.cg_revert()
+    loss = dy.sum_elems(dy.rectify(V * h + 0.1)) + dy.sum_elems(u)
+    value = loss.value()
+    loss.backward()
+    return [value, h.npvalue()] + [p.grad_as_array() for p in (W, b, V)]
+
+
+# --- tensors and transposed inputs -----------------------------------------------------------
+def tensor_facts(dy) -> dict:
+    """``tensor_value()`` of a vector, a matrix, a minibatch, a 3-d tensor and a minibatch
+    of numbers, and what DyNet's Tensor gives of them. (No two entries are equal: DyNet's
+    ``topk`` picks among equal ones in its own way. It gives the ``num`` largest in no set
+    order, so they are sorted here, largest first, as batchviz gives them.)"""
+    dy.renew_cg()
+    tensors = {
+        "vector": dy.inputTensor(np.array([0.1, 3.0, -1.0, 2.0])),
+        "matrix": dy.inputTensor(np.array([[1.0, 5.0, 3.0], [4.0, 2.0, 6.0]])),
+        "minibatch": dy.inputTensor(np.array([[1.0, 5.0, 3.0], [4.0, 2.0, 6.0]]), batched=True),
+        "3-d": dy.inputTensor(np.sin(np.arange(24.0)).reshape(2, 3, 4)),
+        "numbers": dy.inputTensor(np.array([1.0, 3.0, 2.0]), batched=True),
+        "computed": dy.tanh(dy.inputTensor(np.array([[0.3, -1.0], [2.0, 0.5]]))),
+    }
+    facts = {}
+    for name, e in tensors.items():
+        t = e.tensor_value()
+        n_dims = len(e.dim()[0])
+        facts[name] = [str(t), t.as_numpy(), str(t.argmax())]
+        for dim in range(n_dims):
+            for num in (1, e.dim()[0][dim]):
+                values, ids = (a.as_numpy() for a in t.topk(dim, num))
+                order = np.argsort(-values, axis=dim)   # (DyNet's come in no set order)
+                facts[name] += [np.take_along_axis(values, order, axis=dim),
+                                np.take_along_axis(ids, order, axis=dim)]
+            facts[name] += [t.argmax(dim).as_numpy(), str(t.topk(dim)[1])]
+        facts[name].append(t.argmax(n_dims).as_numpy() if n_dims < 3 else None)
+    return facts
+
+
+#: ``inputTensorTranspose`` arguments: flat values, dim, batch_size
+TRANSPOSED_INPUTS = [
+    (np.arange(6.0), (2, 3), 1),
+    ([float(v) for v in range(1, 13)], (2, 3), 2),
+    (np.arange(24.0), (2, 3, 4), 1),
+    ([1.0, 2.0, 3.0], (1,), 3),
+    ([4.0], None, 1),
+    (np.arange(5.0), None, 1),
+    (np.arange(8.0), (4,), 2),
+]
+
+
+def transposed_inputs(dy) -> list:
+    """Dimensions and values of each ``inputTensorTranspose``, and of a node using it."""
+    dy.renew_cg()
+    out = []
+    for val, dim, bd in TRANSPOSED_INPUTS:
+        e = dy.inputTensorTranspose(val) if dim is None and bd == 1 else \
+            dy.inputTensorTranspose(val, dim, batch_size=bd)
+        out.append((e.dim(), e.npvalue(), dy.sum_elems(dy.square(e)).npvalue()))
+    return out

@@ -1122,3 +1122,320 @@ def test_eg_trainer_cyclical_rate_and_negative_parameters():
     np.testing.assert_allclose(W.as_array(), [[0.5, -0.1], [0.3, 0.3]], rtol=1e-6)  # unchanged
     with pytest.raises(ValueError, match="step_size must be positive"):
         trainer.enable_cyclical_lr(step_size=0)
+
+
+# --- checkpoints ----------------------------------------------------------------------------
+def _tried_and_reverted(strategy: str, when: str, tried: bool) -> list:
+    """A loss built after nodes were tried out and reverted (``tried``), or never tried:
+    the loss, a kept value and every parameter's gradient. The tried nodes use parameters
+    and an LSTM builder for the first time in the graph (their nodes are removed by the
+    revert, and the builder's shortcuts learnt on them must be forgotten), a constant
+    parameter, and a product built before the mark but first used after it."""
+    pc = dy.ParameterCollection()
+    W, b, V = pc.add_parameters((3, 2)), pc.add_parameters(3), pc.add_parameters((4, 3))
+    E = pc.add_lookup_parameters((5, 2))
+    lstm = dy.VanillaLSTMBuilder(1, 3, 3, pc)
+    for k, p in enumerate(pc.parameters_list() + [E]):
+        p.set_value(np.sin(np.arange(p.as_array().size) + k).reshape(p.as_array().shape))
+    dy.renew_cg(autobatching=strategy)
+    x = E[1]
+    h = dy.tanh(W * x + b)
+    Vh = V * h
+    if when in ("before", "both"):
+        h.value()
+    if tried:
+        dy.cg_checkpoint()
+        outs = lstm.initial_state().transduce([h, h * 2.0, h])
+        guess = dy.esum([dy.pickneglogsoftmax(Vh + V * o, 2) for o in outs])
+        guess = guess + dy.sum_elems(dy.const_parameter(V) * h) + dy.sum_elems(E[3])
+        if when in ("tried", "both"):
+            guess.value()
+        dy.cg_revert()
+    outs = lstm.initial_state().transduce([h, dy.sum_elems(E[2]) * 0.5 + h, h * 0.5])
+    loss = dy.esum([dy.pickneglogsoftmax(Vh + V * o, 1) for o in outs])
+    loss = loss + dy.sum_elems(dy.const_parameter(V) * dy.logistic(h))
+    value = loss.value()
+    loss.backward()
+    graph = dy.cg().graph    # the nodes and their signatures (numbered as they come)
+    nodes = [[op.name for op in graph.ops], graph.shapes, graph.sigs, len(graph.sigtab)]
+    return [value, h.npvalue()] + [p.grad_as_array() for p in pc.parameters_list() + [E]], nodes
+
+
+@pytest.mark.parametrize("strategy", ["none", "agenda", "depth"])
+@pytest.mark.parametrize("when", ["never", "before", "tried", "both"])
+def test_a_reverted_graph_computes_as_one_that_never_had_the_tried_nodes(strategy, when):
+    """Whatever had run when (nothing, nodes before the mark, the tried nodes with the
+    kept ones they needed, both): the same loss, values and gradients as a program that
+    never built the tried nodes, and the same nodes with the same signatures. (DyNet 2.1
+    crashes on this program: its parameters enter the graph after the mark.)"""
+    fresh, fresh_nodes = _tried_and_reverted(strategy, when, tried=False)
+    reverted, nodes = _tried_and_reverted(strategy, when, tried=True)
+    for k, (a, b) in enumerate(zip(reverted, fresh)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=f"result {k}")
+    assert nodes == fresh_nodes
+
+
+def test_the_expressions_of_reverted_nodes_say_they_were_reverted():
+    pc = dy.ParameterCollection()
+    W = pc.add_parameters((2, 2))
+    dy.renew_cg()
+    x = dy.inputVector([1.0, 2.0])
+    h = dy.tanh(W * x)
+    dy.cg_checkpoint()
+    y = dy.logistic(h)
+    s = dy.sum_elems(y)
+    dy.cg_revert()
+    for use in (y.value, lambda: h + y, lambda: y + h, lambda: dy.tanh(y), s.backward,
+                lambda: dy.concatenate([h, y]), y.dim):
+        with pytest.raises(RuntimeError, match=r"built after a checkpoint.*removed by "
+                                               r"revert\(\) \(DyNet's cg_revert\(\)\)"):
+            use()
+    assert "removed by cg_revert" in repr(y)
+    z = dy.logistic(h)        # built again: the place of y, and y's value
+    assert z.x.node == y.x.node
+    np.testing.assert_allclose(z.npvalue(), 1 / (1 + np.exp(-h.npvalue())), rtol=1e-6)
+
+
+def test_checkpoints_stack_and_a_revert_without_one_does_nothing():
+    dy.renew_cg()
+    graph = dy.cg().graph
+    x = dy.inputVector([1.0, -2.0])
+    dy.cg_revert()                               # no mark: nothing happens, as in DyNet
+    assert len(graph) == 1
+    dy.cg_checkpoint()
+    a = dy.square(x)
+    dy.cg_checkpoint()
+    b = dy.exp(a)
+    assert len(graph) == 3
+    dy.cg_revert()                               # back to the inner mark: b goes, a stays
+    assert len(graph) == 2 and a.value() == [1.0, 4.0]
+    with pytest.raises(RuntimeError, match="cg_revert"):
+        b.value()
+    c = dy.cube(a)
+    dy.cg().revert()                             # back to the outer mark: a and c go
+    assert len(graph) == 1 and x.value() == [1.0, -2.0]
+    for gone in (a, c):
+        with pytest.raises(RuntimeError, match="cg_revert"):
+            gone.value()
+    dy.cg().checkpoint()
+    dy.renew_cg()                                # a new graph has no marks
+    y = dy.inputVector([3.0])
+    dy.cg_revert()
+    assert y.value() == 3.0 and len(dy.cg().graph) == 1
+
+
+def test_what_is_made_once_per_graph_is_made_again_after_a_revert_removed_it():
+    """A constant parameter, an LSTM gate bias with DyNet's forget bias added and a
+    builder's dropout masks are made once per graph; made after a mark and reverted, they
+    are made again when next used (DyNet would read the removed nodes' places)."""
+    pc = dy.ParameterCollection()
+    Wx, Wh, b = pc.add_parameters((8, 3)), pc.add_parameters((8, 2)), pc.add_parameters(8)
+    rnn = dy.SimpleRNNBuilder(1, 3, 2, pc)
+    rnn.set_dropout(0.5)
+    dy.renew_cg()
+    x, h = dy.inputVector([0.5, -1.0, 2.0]), dy.inputVector([0.1, 0.2])
+
+    def build():
+        return [dy.vanilla_lstm_gates(x, h, Wx, Wh, b), dy.const_parameter(b) * 2.0,
+                rnn.initial_state().add_input(x).output()]
+
+    dy.cg_checkpoint()
+    tried = [e.npvalue() for e in build()]
+    dy.cg_revert()
+    again = build()
+    for a, t in zip(again[:2], tried):
+        np.testing.assert_allclose(a.npvalue(), t, rtol=1e-6)
+    assert np.all(np.isfinite(again[2].npvalue()))       # (new masks: other numbers)
+
+
+def test_a_transform_activated_in_reverted_nodes_keeps_its_gradient():
+    """``b + W * x`` made before the mark, and ``logistic`` of it (one node, see above);
+    ``tanh`` of it and its own node tried and reverted: its gradient is through the
+    ``logistic`` node only."""
+    pc = dy.ParameterCollection()
+    W, c = pc.add_parameters((2, 3)), pc.add_parameters(2)
+    dy.renew_cg()
+    pre = W * dy.inputVector([0.5, -1.0, 2.0]) + c
+    act = dy.logistic(pre)
+    dy.cg_checkpoint()
+    dy.tanh(pre).value()
+    dy.square(pre).value()
+    dy.cg_revert()
+    dy.sum_elems(act).backward(full=True)
+    s = 1 / (1 + np.exp(-(W.as_array() @ [0.5, -1.0, 2.0] + c.as_array())))
+    np.testing.assert_allclose(pre.gradient(), s * (1 - s), rtol=1e-5)
+
+
+def test_a_revert_keeps_the_runs_of_nodes_before_the_mark_only():
+    """Values computed by a run of nodes before the mark only are kept; a run that also
+    computed removed nodes is forgotten, and its kept nodes run again."""
+    dy.renew_cg(autobatching=1)
+    graph = dy.cg().graph
+    x = dy.inputVector([1.0, 2.0])
+    h = dy.tanh(x)
+    h.value()                                    # run 1: x, h
+    dy.cg_checkpoint()
+    k = dy.exp(h)                                # kept? no: made after the mark
+    k.value()                                    # run 2: k
+    dy.cg_revert()
+    assert (len(graph.plans), graph.n_evaluated) == (1, 2)
+    g = dy.logistic(h)
+    dy.cg_checkpoint()
+    tried = dy.square(g)
+    tried.value()                                # run 2: g (kept) and tried (removed)
+    dy.cg_revert()
+    assert (len(graph.plans), graph.n_evaluated) == (1, 2)   # g is computed again
+    np.testing.assert_allclose(g.npvalue(), 1 / (1 + np.exp(-np.tanh([1.0, 2.0]))),
+                               rtol=1e-6)
+    assert (len(graph.plans), graph.n_evaluated) == (2, 3)
+
+
+# --- dump_cg --------------------------------------------------------------------------------
+def _dumped_graph():
+    pc = dy.ParameterCollection()
+    W, b = pc.add_parameters((3, 2), name="W"), pc.add_parameters(3, name="b")
+    W.set_value(np.arange(6.0).reshape(3, 2) / 4.0)
+    dy.renew_cg(autobatching=1)
+    x = dy.inputVector([1.0, -1.0])
+    loss = dy.sum_elems(dy.tanh(W * x + b))
+    return loss, dy.cg().graph
+
+
+def _blocks(text: str) -> dict:
+    """``{node: [its lines]}`` of a dump."""
+    blocks, node = {}, None
+    for line in text.splitlines():
+        if line.startswith("Node "):
+            node = int(line.split(":")[0].split()[1])
+            blocks[node] = [line]
+        elif node is not None:
+            blocks[node].append(line)
+    return blocks
+
+
+def test_dump_cg_prints_every_node_with_its_value_and_gradient(capsys):
+    loss, graph = _dumped_graph()
+    loss.backward(full=True)
+    dy.dump_cg()
+    text = capsys.readouterr().out
+    assert text.startswith(f"DyNet graph {dy.cg_version()} (batchviz graph #{graph.number}")
+    assert "not DyNet's format" in text.splitlines()[1]
+    blocks = _blocks(text)
+    assert sorted(blocks) == list(range(len(graph)))
+    for node, lines in blocks.items():
+        value = lines.index("Value:")
+        gradient = lines.index("Gradient:")
+        assert "\n".join(lines[value + 1:gradient]) == np.array2string(graph.value_of(node))
+        assert "\n".join(lines[gradient + 1:]) == np.array2string(graph.gradient_of(node))
+        if node in graph.param_of_node:
+            assert lines[0] == (f"Node {node}: parameter {graph.param_of_node[node].name}, "
+                                f"{'3x2' if graph.shapes[node] == (3, 2) else '3x1'}")
+        else:
+            op = graph.ops[node].name
+            assert lines[0].startswith(f"Node {node}: {op}")
+            assert f"batch {graph.layout.batch_of[node]} (signature " in lines[0]
+    assert blocks[len(graph) - 1][-2:] == ["Gradient:", "1."]   # the loss
+
+
+def test_dump_cg_to_a_file_and_its_options(tmp_path, capsys):
+    dy.renew_cg()
+    dy.dump_cg()
+    assert capsys.readouterr().out == "(Computation graph is empty)\n"
+    loss, graph = _dumped_graph()
+    dy.dump_cg(show_values=False)                # nothing computed by backward yet
+    text = capsys.readouterr().out
+    assert "Value" not in text
+    assert text.count("Gradient: (not computed)") == len(graph) - 2   # all but W and b
+    dy.dump_cg(str(tmp_path / "graph.txt"))
+    assert capsys.readouterr().out == ""
+    dy.cg().dump()
+    assert (tmp_path / "graph.txt").read_text() == capsys.readouterr().out
+    bad = dy.log(dy.scalarInput(-1.0))
+    with warns_on_numpy(RuntimeWarning):
+        dy.dump_cg(nan_check_only=True, show_gradients=False)
+    blocks = _blocks(capsys.readouterr().out)
+    assert blocks[bad.x.node][1:] == ["Value: invalid"]
+    assert blocks[loss.x.node][1:] == ["Value: valid"]
+    with pytest.raises(TypeError, match="dump_cg: filename must be a str"):
+        dy.dump_cg(None)
+
+
+# --- tensors, transposed inputs, devices ----------------------------------------------------
+def test_tensor_value_is_a_copy_with_dynets_operations():
+    dy.renew_cg()
+    e = dy.inputTensor(np.array([[0.5, 2.0], [3.0, -1.0], [1.0, 0.0]]))
+    t = e.tensor_value()
+    assert isinstance(t, dy.Tensor) and str(t) == "<Dynet Tensor:float>"
+    assert t.as_numpy().tolist() == [[0.5, 2.0], [3.0, -1.0], [1.0, 0.0]]
+    assert t.as_numpy().dtype == np.float64 and t.as_numpy() is not t.as_numpy()
+    assert t.argmax().as_numpy().tolist() == [[1, 0]]
+    assert t.argmax(1).as_numpy().tolist() == [[1], [0], [0]]
+    values, ids = t.topk(0, 2)
+    assert values.as_numpy().tolist() == [[3.0, 2.0], [1.0, 0.0]]
+    assert ids.as_numpy().tolist() == [[1, 0], [2, 2]] and str(ids) == "<Dynet Tensor:int>"
+    dy.renew_cg()                                # a copy: it outlives its graph
+    assert t.as_numpy()[1, 0] == 3.0
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda t: t.argmax(0, 2), "num must be 1"),
+    (lambda t: t.categorical_sample_log_prob(0, 2), "num must be 1"),
+    (lambda t: t.argmax(3), r"dim 3 is out of range: a tensor of dimensions \(3, 2\)"),
+    (lambda t: t.topk(-1), "dim must be an int >= 0"),
+    (lambda t: t.topk(0, 4), "num must be between 1 and 3"),
+    (lambda t: t.topk(2, 2), "num must be between 1 and 1"),   # a dimension of size 1
+    (lambda t: dy.Tensor().as_numpy(), "holds no value"),
+    (lambda t: dy.Tensor(np.ones((2, 3)), batch_size=2), "minibatch of 2 is the last axis"),
+])
+def test_tensor_mistakes_say_what_is_wrong(call, message):
+    dy.renew_cg()
+    t = dy.inputTensor(np.arange(6.0).reshape(3, 2)).tensor_value()
+    with pytest.raises(ValueError, match=message):
+        call(t)
+
+
+def test_categorical_samples_follow_the_log_probabilities():
+    dy.renew_cg()
+    logits = np.array([0.0, 1.0, 2.0])
+    t = dy.log_softmax(dy.inputVector(logits)).tensor_value()
+    dy.reset_random_seed(3)
+    draws = [int(t.categorical_sample_log_prob().as_numpy()[0]) for _ in range(3000)]
+    dy.reset_random_seed(3)
+    assert [int(t.categorical_sample_log_prob().as_numpy()[0]) for _ in range(50)] == draws[:50]
+    expected = np.exp(logits) / np.exp(logits).sum()
+    np.testing.assert_allclose(np.bincount(draws, minlength=3) / 3000, expected, atol=0.03)
+    sure = dy.inputTensor(np.log([[0.9999, 1e-4], [1e-4, 0.9999]]), batched=True).tensor_value()
+    assert sure.categorical_sample_log_prob().as_numpy().tolist() == [[0, 1]]
+
+
+def test_input_tensor_transpose_reads_values_column_major():
+    """DyNet's layout, the first index fastest and the minibatch last: an array flattened
+    in Fortran order gives the array back."""
+    dy.renew_cg()
+    arr = np.arange(24.0).reshape(2, 3, 4)
+    e = dy.inputTensorTranspose(arr.ravel(order="F"), (2, 3, 4))
+    assert isinstance(e, dy.inputTensorTranspose) and isinstance(e, dy.Expression)
+    assert e.dim() == ((2, 3, 4), 1) and np.array_equal(e.npvalue(), arr)
+    batch = dy.inputTensorTranspose(arr.ravel(order="F"), (2, 3), batch_size=4)
+    assert batch.dim() == ((2, 3), 4) and np.array_equal(batch.npvalue(), arr)
+    for bad, message in [((np.ones((2, 2)), (2, 2)), "a flat list or a 1-d array"),
+                         ((np.ones(5), (2, 3)), r"\(2, 3\) and batch size 1 hold 6 values, "
+                                                "but 5 were given"),
+                         ((np.ones(4), 4), "dim must be a tuple"),
+                         ((np.ones(4), (4,), 0), "batch_size must be a positive int")]:
+        with pytest.raises((TypeError, ValueError), match=message):
+            dy.inputTensorTranspose(*bad)
+
+
+def test_the_one_device_is_listed_and_described():
+    expected = "GPU:0" if bv.get_backend() == "cupy" else "CPU"
+    assert dy.available_devices() == [expected]
+    for name in ("", expected):
+        info = dy.get_device_info(name)
+        assert isinstance(info, dy.DeviceInfo)
+        assert (info.name, info.id, info.type) == (expected, 0, -1)
+    with pytest.raises(RuntimeError, match=rf"Invalid device name: 'GPU:3'.*one device, "
+                                           rf"'{expected}'"):
+        dy.get_device_info("GPU:3")
+    with pytest.raises(TypeError, match="device name must be a str"):
+        dy.get_device_info(0)

@@ -9,12 +9,14 @@ import os
 import numpy as np
 import pytest
 
+import batchviz as bv
 import batchviz.dynet as bvdy
 
-from dynet_cases import (BUILDER_CASES, CLUSTERS, EG_CASES, OP_CASES, SOFTMAX_CASES, STEP,
-                         TENSORS, TRAINER_CASES, VALUES_ONLY, WORD_IDS, XB, batch, batched,
-                         distributions, make_parameters, run_builder, run_case,
-                         run_eg_trainer, run_trainer, values_for, vec)
+from dynet_cases import (BUILDER_CASES, CHECKPOINT_CASES, CLUSTERS, EG_CASES, OP_CASES,
+                         SOFTMAX_CASES, STEP, TENSORS, TRAINER_CASES, VALUES_ONLY, WORD_IDS, XB,
+                         batch, batched, distributions, make_parameters, run_builder, run_case,
+                         run_checkpoints, run_eg_trainer, run_trainer, tensor_facts,
+                         transposed_inputs, values_for, vec)
 
 real = pytest.importorskip("dynet", reason="the real DyNet (pip install dyNET38, the "
                            "'dynet' test extra) is not importable: no conformance check")
@@ -537,3 +539,64 @@ def test_gates_of_one_input_and_a_minibatch_of_states_are_a_minibatch():
     pc = dy.ParameterCollection()
     P = make_parameters(dy, pc, specs)
     assert dy.vanilla_lstm_gates(P[3], batched(dy, P[4], 2), P[0], P[1], P[2]).dim() == ((8,), 1)
+
+
+@pytest.mark.parametrize("strategy", ["none", "agenda"])
+@pytest.mark.parametrize("case", CHECKPOINT_CASES)
+def test_nodes_reverted_to_a_checkpoint_leave_dynets_values_and_gradients(case, strategy):
+    """Nodes tried out between ``cg_checkpoint`` and ``cg_revert``, computed or not,
+    change nothing of the loss built after the revert, as in DyNet."""
+    theirs = run_checkpoints(real, case)
+    mine = run_checkpoints(bvdy, case, lambda: bvdy.renew_cg(autobatching=strategy))
+    for what, a, b in zip(["loss", "layer", "W", "b", "V"], mine, theirs):
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL, err_msg=f"{case}: {what}")
+
+
+def test_tensor_values_match_dynet():
+    mine, theirs = tensor_facts(bvdy), tensor_facts(real)
+    for name in theirs:
+        for k, (a, b) in enumerate(zip(mine[name], theirs[name])):
+            if isinstance(b, np.ndarray):
+                assert a.shape == b.shape and a.dtype == b.dtype, f"{name}, fact {k}"
+                np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL, err_msg=f"{name}, fact {k}")
+            else:
+                assert a == b, f"{name}, fact {k}: {a!r} != {b!r}"
+
+
+def test_transposed_inputs_match_dynet():
+    for k, (a, b) in enumerate(zip(transposed_inputs(bvdy), transposed_inputs(real))):
+        assert a[0] == b[0], f"input {k}: dimensions"
+        for x, y in zip(a[1:], b[1:]):
+            assert x.shape == y.shape, f"input {k}"
+            np.testing.assert_allclose(x, y, rtol=RTOL, atol=ATOL, err_msg=f"input {k}")
+
+
+@pytest.mark.parametrize("make", [
+    lambda dy: dy.inputTensorTranspose(np.arange(6.0).reshape(2, 3), (2, 3)),   # not flat
+    lambda dy: dy.inputTensorTranspose(np.arange(5.0), (2, 3)),                 # 5 != 6
+    lambda dy: dy.inputTensorTranspose(np.arange(6.0), (2, 3), batch_size=2),   # 6 != 12
+    lambda dy: dy.inputTensorTranspose(np.arange(6.0), 6),                      # not a tuple
+], ids=["a 2-d array", "too few values", "too few for the minibatch", "an int for dim"])
+def test_transposed_inputs_refuse_what_dynet_refuses(make):
+    real.renew_cg()
+    with pytest.raises(Exception) as theirs:
+        make(real)
+    bvdy.renew_cg()
+    with pytest.raises(type(theirs.value)):
+        make(bvdy)
+
+
+def test_the_devices_are_dynets():
+    """DyNet on the CPU lists the device ``CPU`` (as ``bytes``, against its own
+    documentation: batchviz gives ``str``), number 0, type -1; the name of a device it
+    does not have is a RuntimeError."""
+    if bv.get_backend() != "numpy":
+        pytest.skip("the DyNet installed runs on the CPU; batchviz here runs on a GPU")
+    theirs = [n.decode() if isinstance(n, bytes) else n for n in real.available_devices()]
+    assert bvdy.available_devices() == theirs == ["CPU"]
+    info, their_info = bvdy.get_device_info("CPU"), real.get_device_info("CPU")
+    assert (info.id, info.type) == (their_info.id, their_info.type)
+    assert info.name == their_info.name.decode()
+    for dy in (real, bvdy):
+        with pytest.raises(RuntimeError, match="Invalid device name"):
+            dy.get_device_info("GPU:7")

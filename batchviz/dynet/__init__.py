@@ -27,6 +27,9 @@ differs; the design in brief:
   so are the softmax layers (:mod:`.softmax_builders`); ``StackedRNNState`` stacks builders
   by hand (:mod:`.stacked`).
 * **Trainers** (:mod:`.trainers`) apply DyNet's update rules with its defaults.
+* **Checkpoints and dumps**: ``cg_checkpoint``/``cg_revert`` cut the graph back to a mark
+  and ``dump_cg`` prints it with its values (:mod:`.graph`, :mod:`.dump`); DyNet's
+  ``Tensor`` (:mod:`.tensor`) and device queries (:mod:`.devices`) are here too.
 * Anything else of DyNet's API raises ``NotImplementedError`` naming what to use
   (:mod:`.unsupported`).
 """
@@ -36,15 +39,16 @@ from . import config as dynet_config
 from .arith import *  # noqa: F401,F403
 from .arith import __all__ as _arith_names
 from .expression import Expression
-from .graph import (ComputationGraph, cg, cg_version, print_graphviz, print_text_graphviz,
-                    renew_cg, reset_random_seed)
+from .devices import DeviceInfo, available_devices, get_device_info
+from .graph import (ComputationGraph, cg, cg_checkpoint, cg_revert, cg_version, dump_cg,
+                    print_graphviz, print_text_graphviz, renew_cg, reset_random_seed)
 from .initializers import (ConstInitializer, FromFileInitializer, GlorotInitializer,
                            IdentityInitializer, NormalInitializer, NumpyInitializer,
                            PyInitializer, SaxeInitializer, UniformInitializer)
-from .inputs import (InputExpression, constant, inputMatrix, inputTensor, inputVector,
-                     matInput, one_hot, ones, random_bernoulli, random_gumbel, random_normal,
-                     random_uniform, scalarInput, sparse_inputTensor, to_device, vecInput,
-                     zeroes, zeros)
+from .inputs import (InputExpression, constant, inputMatrix, inputTensor,
+                     inputTensorTranspose, inputVector, matInput, one_hot, ones,
+                     random_bernoulli, random_gumbel, random_normal, random_uniform,
+                     scalarInput, sparse_inputTensor, to_device, vecInput, zeroes, zeros)
 from .io import load, load_generator, save
 from .losses import *  # noqa: F401,F403
 from .losses import __all__ as _loss_names
@@ -65,6 +69,7 @@ from .sparse_lstm import SparseLSTMBuilder
 from .stacked import StackedRNNState
 from .softmax_builders import (ClassFactoredSoftmaxBuilder, SoftmaxBuilder,
                                StandardSoftmaxBuilder)
+from .tensor import Tensor
 from .shaping import __all__ as _shaping_names
 from .trainers import (AdadeltaTrainer, AdagradTrainer, AdamTrainer, AmsgradTrainer,
                        CyclicalSGDTrainer, EGTrainer, MomentumSGDTrainer, RMSPropTrainer,
@@ -127,6 +132,8 @@ class DynetParams:
 
 __all__ = (["Expression", "InputExpression", "ComputationGraph", "cg", "cg_version",
             "renew_cg", "reset_random_seed", "print_graphviz", "print_text_graphviz", "forward", "values", "npvalues", "init",
+            "cg_checkpoint", "cg_revert", "dump_cg", "Tensor", "available_devices",
+            "get_device_info", "DeviceInfo", "inputTensorTranspose",
             "DynetParams", "dynet_config", "ParameterCollection", "Model", "Parameters",
             "LookupParameters", "parameter", "const_parameter", "lookup", "lookup_batch",
             "PyInitializer", "NormalInitializer", "UniformInitializer", "ConstInitializer",

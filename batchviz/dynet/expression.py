@@ -33,10 +33,12 @@ import numpy as np
 from .. import ops as _ops_package  # noqa: F401  (registers every op)
 from ..expression import Expression as BvExpression
 from ..expression import is_number
+from ..graph import RemovedNodes
 from ..ops import api as bv
 from . import graph as _graph
 from .dims import (as_matrix, combine_dims, dims_of, full_shape, products_per_instance,
                    selected_rows, to_shape)
+from .tensor import Tensor
 
 _SESSION = _graph.session  # (one object for the program's life: its settings change)
 
@@ -94,9 +96,10 @@ class Expression:
         """Compute the graph (every node built so far, in batches)."""
         self.npvalue(recalculate)
 
-    def tensor_value(self, recalculate: bool = False):
-        raise NotImplementedError("Expression.tensor_value(): batchviz.dynet has no Tensor "
-                                  "type; use npvalue() and NumPy (argmax, topk) instead")
+    def tensor_value(self, recalculate: bool = False) -> Tensor:
+        """The value as a DyNet :class:`~.tensor.Tensor`, for its ``argmax``, ``topk`` and
+        ``categorical_sample_log_prob`` (a copy, as :meth:`npvalue`)."""
+        return Tensor(self.npvalue(recalculate), self.bd)
 
     def backward(self, full: bool = False) -> None:
         """Accumulate the gradient of this scalar into every parameter it depends on; with
@@ -128,6 +131,8 @@ class Expression:
 
     def __repr__(self) -> str:
         node = self.x.node if type(self.x) is BvExpression else self.x
+        if type(self.x) is BvExpression and type(self.x.graph) is RemovedNodes:
+            return f"expression {node}/{_graph.session.version} (removed by cg_revert)"
         return f"expression {node}/{_graph.session.version} {self.dim()}"
 
     # --- operators, with DyNet's meanings -------------------------------------------------
@@ -258,8 +263,8 @@ class Affine(Expression):
     @property
     def x(self):
         node = self._built
-        if node is None:
-            node = self._built = self._build()
+        if node is None or type(node.graph) is RemovedNodes:  # (built after a checkpoint
+            node = self._built = self._build()                # and reverted: built again)
         return node
 
     @property
@@ -300,8 +305,11 @@ class Affine(Expression):
         slope at their value."""
         if not self._activated:
             return super().gradient()
-        total = super().gradient() if self._built is not None else 0.0
+        built = self._built is not None and type(self._built.graph) is not RemovedNodes
+        total = super().gradient() if built else 0.0
         for activation, node in self._activated:
+            if type(node.x.graph) is RemovedNodes:
+                continue  # (made after a checkpoint, reverted: no longer part of the graph)
             value = node.npvalue()
             slope = (value * (1.0 - value) if activation == "logistic" else
                      1.0 - value * value if activation == "tanh" else value > 0)

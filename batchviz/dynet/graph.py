@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import runtime as bv_runtime
 from . import config
+from .dump import graph_text
 
 
 class _Session:
@@ -87,8 +88,37 @@ def cg_version() -> int:
     return session.version
 
 
+def cg_checkpoint() -> None:
+    """Mark the current graph as it is now, so that :func:`cg_revert` can remove every
+    node built after this point (DyNet's ``cg_checkpoint``). Marks stack: each
+    ``cg_revert`` goes back to the latest one not reverted yet.
+
+    Why: a program can try something on the graph (a search step, a candidate's score)
+    and throw it away without building the whole graph again with ``renew_cg``."""
+    current().checkpoint()
+
+
+def cg_revert() -> None:
+    """Remove every node built since the latest :func:`cg_checkpoint` (and forget that
+    mark), as DyNet's ``cg_revert`` does; without a mark it does nothing, as in DyNet.
+
+    The graph is then as if those nodes had never been built: the nodes built next reuse
+    their places, values and gradients are those of a graph without them, and their
+    expressions raise a ``RuntimeError`` when used (in DyNet they would silently read
+    whatever node comes to hold their place). Values computed before the revert are kept
+    when the run that computed them had no removed node in it; otherwise they are
+    computed again at the next value asked for (DyNet, too, recomputes them). An
+    expression that made no node of its own keeps working: ``W * x`` not used yet is
+    built when it is used, and an expression that only re-labels an older node reads
+    that node."""
+    graph = current()
+    if graph.checkpoints:
+        graph.revert()
+
+
 class ComputationGraph:
-    """DyNet's ``cg()`` object: the current graph's version, renewal and forward pass."""
+    """DyNet's ``cg()`` object: the current graph's version, renewal, forward pass,
+    checkpoints and dump."""
 
     def renew(self, immediate_compute=False, check_validity=False, autobatching=None):
         return renew_cg(immediate_compute, check_validity, autobatching)
@@ -100,6 +130,16 @@ class ComputationGraph:
         current().forward()
 
     inc_forward = forward
+
+    def checkpoint(self) -> None:
+        cg_checkpoint()
+
+    def revert(self) -> None:
+        cg_revert()
+
+    def dump(self, filename="", show_values=True, show_gradients=True,
+             nan_check_only=False) -> None:
+        dump_cg(filename, show_values, show_gradients, nan_check_only)
 
     @property
     def graph(self):
@@ -134,6 +174,32 @@ def print_graphviz(compact=False, show_dims=True, expression_names=None, lookup_
 
 
 print_text_graphviz = print_graphviz
+
+
+def dump_cg(filename="", show_values=True, show_gradients=True, nan_check_only=False) -> None:
+    """Print the current graph node by node, with each node's value and gradient, to the
+    file ``filename`` (written anew) or, by default, to the screen: DyNet's ``dump_cg``,
+    for finding the node where a NaN appears or a value goes wrong. The graph is computed
+    first, as DyNet does.
+
+    The text is batchviz's, not DyNet's format: batchviz's nodes (``b + W * x`` is one
+    affine node, a minibatch is the last axis of a node), each with its op, arguments,
+    shape, the batch that computed it and its signature (see :mod:`.dump`).
+    ``show_values``/``show_gradients`` leave the values or gradients out;
+    ``nan_check_only=True`` prints ``valid`` or ``invalid`` (NaN or infinite) instead of
+    the numbers. The gradients of nodes that are not parameters are there after
+    ``backward(full=True)`` (see ``Expression.gradient``); a parameter's is its
+    accumulated gradient."""
+    if not isinstance(filename, str):
+        raise TypeError(f"dump_cg: filename must be a str (\"\" for the screen), got "
+                        f"{type(filename).__name__}")
+    text = graph_text(current(), bool(show_values), bool(show_gradients),
+                      bool(nan_check_only), f"DyNet graph {cg_version()}")
+    if filename:
+        with open(filename, "w", encoding="utf-8") as out:
+            out.write(text)
+    else:
+        print(text, end="")
 
 
 def check_values(values: np.ndarray, what: str) -> None:

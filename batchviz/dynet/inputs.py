@@ -58,10 +58,14 @@ class InputExpression(Expression):
         g.recompute({node.node: flat.astype(state.dtype).reshape(shape, order="F")})
 
 
+def _input_node(values: np.ndarray):
+    """A batchviz input node holding ``values`` (already in the batchviz layout)."""
+    return _graph.current().add(INPUT, (), np.ascontiguousarray(values, dtype=state.dtype))
+
+
 def _input(values: np.ndarray, bd: int) -> InputExpression:
-    """An input node holding ``values`` (already in the batchviz layout)."""
-    g = _graph.current()
-    return InputExpression(g.add(INPUT, (), np.ascontiguousarray(values, dtype=state.dtype)), bd)
+    """An input expression holding ``values`` (already in the batchviz layout)."""
+    return InputExpression(_input_node(values), bd)
 
 
 def _checked(values, who: str) -> np.ndarray:
@@ -128,6 +132,42 @@ def inputTensor(arr, batched: bool = False, device="", reusable_expr=False) -> I
     if array.ndim == 1 or array.shape[:-1] == (1,):  # a batch of numbers
         return _input(array.reshape(bd), bd)
     return _input(array, bd)
+
+
+class inputTensorTranspose(Expression):  # (DyNet's name, a class there too)
+    """DyNet's ``inputTensorTranspose(val, dim, batch_size)``: an input whose values come
+    flat, in the order DyNet keeps them in memory: column-major, the first index moving
+    fastest, the minibatch last. ``dim`` (default: one vector of every value) and
+    ``batch_size`` say how to read them; their product must be ``len(val)``.
+
+    Why: data already laid out that way (from DyNet, Fortran or Eigen code, or
+    ``arr.ravel(order="F")``) goes in without being rearranged first; ``inputTensor``
+    reads a NumPy array by its own indices instead. Unlike the inputs made by
+    ``inputTensor``, it has no ``set()``, as in DyNet."""
+
+    __slots__ = ()
+
+    def __init__(self, val, dim=None, batch_size: int = 1, device=""):
+        config.check_device(device, "inputTensorTranspose")
+        flat = _checked(val, "inputTensorTranspose")
+        if flat.ndim != 1:
+            raise TypeError(f"inputTensorTranspose: needs the values as a flat list or a 1-d "
+                            f"array (in column-major order), got an array of shape "
+                            f"{flat.shape}; flatten it first, e.g. arr.ravel(order='F')")
+        if dim is not None and not isinstance(dim, (tuple, list)):
+            raise TypeError(f"inputTensorTranspose: dim must be a tuple of dimensions such as "
+                            f"(2, 3), as in DyNet, got {dim!r}")
+        dims = (flat.size,) if dim is None else _dims(dim, "inputTensorTranspose")
+        bd = _batch_size(batch_size, "inputTensorTranspose")
+        wanted = int(np.prod(dims)) * bd
+        if wanted != flat.size:
+            raise ValueError(f"inputTensorTranspose: dimensions {dims} and batch size {bd} "
+                             f"hold {wanted} values, but {flat.size} were given")
+        if dims == (1,):  # a number, or a minibatch of numbers
+            values = flat.reshape(()) if bd == 1 else flat
+        else:
+            values = flat.reshape(layout(dims, bd), order="F")
+        super().__init__(_input_node(values), bd)
 
 
 def sparse_inputTensor(idxs, values, shape, batched: bool = False, defval: float = 0.0,

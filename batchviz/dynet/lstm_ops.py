@@ -84,7 +84,7 @@ def _forget_biased(b, hidden: int):
         _BIASED.clear()
         _BIASED["graph"] = graph
     made = _BIASED.get(id(b))
-    if made is None:
+    if made is None or made[1].graph is not graph:  # (or made after a checkpoint, reverted)
         offset = np.zeros(4 * hidden)
         offset[hidden:2 * hidden] = 1.0
         made = _BIASED[id(b)] = (b, bv.add(b, bv.input(offset)))   # (b kept: its id stays its)

@@ -90,7 +90,7 @@ class _Stored(Expression):
     def const_expr(self) -> Expression:
         """This parameter as a constant: no gradient flows to it (``const_parameter``)."""
         g = _graph.current()
-        if self._const is None or self._const[0] is not g:
+        if self._const is None or self._const[1].x.graph is not g:  # (or removed by a revert)
             self._const = (g, Expression(bv.nobackprop(self.x), 1))
         return self._const[1]
 

@@ -244,7 +244,7 @@ class RNNBuilder:
             graph, masks = current(), {}
             self._masks = (graph, masks)
         key = (layer, which, bd)
-        if key not in masks:
+        if key not in masks or masks[key].x.graph is not graph:  # (or removed by a revert)
             masks[key] = random_bernoulli(size, 1.0 - rate, 1.0 / (1.0 - rate), bd)
         return masks[key]
 

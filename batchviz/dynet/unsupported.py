@@ -5,13 +5,6 @@ from __future__ import annotations
 
 #: DyNet's name -> what to use instead
 INSTEAD = {
-    "inputTensorTranspose": "dy.transpose(dy.inputTensor(...))",
-    "dump_cg": "bv.explain(loss.x) or bv.trace",
-    "cg_checkpoint": "building the expressions again after dy.renew_cg()",
-    "cg_revert": "building the expressions again after dy.renew_cg()",
-    "Tensor": "expr.npvalue() and NumPy",
-    "available_devices": "bv.get_backend() and bv.backend.device_name()",
-    "get_device_info": "bv.backend.device_name()",
 }
 
 

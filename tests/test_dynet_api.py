@@ -1,5 +1,5 @@
 """batchviz.dynet on its own (no real DyNet needed): settings and flags, graphs, errors,
-unsupported calls, files, dropout and random inputs, and how DyNet's minibatches batch and
+uses that cannot have DyNet's meaning, files, dropout and random inputs, and how DyNet's minibatches batch and
 are counted by batchviz."""
 import importlib.util
 import json
@@ -12,7 +12,6 @@ import pytest
 import batchviz as bv
 import batchviz.dynet as dy
 from batchviz.dynet import config
-from batchviz.dynet.unsupported import INSTEAD
 
 from helpers import assert_central_differences, warns_on_numpy
 
@@ -184,13 +183,28 @@ def test_mistakes_are_reported_where_they_are_made(build, error, message):
         build()
 
 
-@pytest.mark.parametrize("name", sorted(INSTEAD))
-def test_unsupported_calls_say_what_to_use(name):
-    with pytest.raises(NotImplementedError, match=rf"dy\.{name} is not supported.* instead"):
-        getattr(dy, name)(1, 2)
+def test_dynets_value_holders_hold_values_and_init_from_params_applies_settings(monkeypatch):
+    """DyNet's four value holders keep what they are given, converted as DyNet's C++ types
+    would be; init_from_params applies a DynetParams; HAVE_CUDA says whether CuPy is there."""
+    one, index = dy.FloatValue(2), dy.UnsignedValue(3.0)
+    assert (one.get(), index.get()) == (2.0, 3) and type(index.get()) is int
+    one.set(-1.5)
+    assert one.get() == -1.5
+    values, indices = dy.FloatVectorValue([1, 2]), dy.UnsignedVectorValue((4, 5, 6))
+    indices.set([7])
+    assert (values.get(), values.size(), indices.get(), indices.size()) == ([1.0, 2.0], 2, [7], 1)
+    applied = {}
+    monkeypatch.setattr(dy.dynet_config, "set", lambda **settings: applied.update(settings))
+    params = dy.DynetParams()
+    params.set_random_seed(5)
+    params.set_autobatch(1)
+    dy.init_from_params(params)
+    assert applied == {"random_seed": 5, "autobatch": 1}
+    assert dy.HAVE_CUDA == (importlib.util.find_spec("cupy") is not None)
+    assert "CuPy" in dy.ERRMSG
 
 
-def test_other_unsupported_uses():
+def test_a_gradient_that_was_not_kept_says_how_to_keep_it():
     dy.renew_cg()
     x = dy.inputVector([1.0, 2.0])
     with pytest.raises(RuntimeError, match=r"backward\(full=True\)"):
@@ -980,6 +994,10 @@ def test_sparse_lstm_is_a_vanilla_lstm_with_masked_weights():
 
 def test_set_sparsity_switches_off_the_smallest_weights_and_they_get_no_gradient():
     pc, sparse = _sparse(2)
+    rng = np.random.default_rng(5)   # fixed values, the biases too: with zero biases, a
+    for layer in sparse.get_parameters():   # layer whose candidate rows are all pruned
+        for p in layer[:3]:                 # would output 0 and pass no gradient on
+            p.set_value(rng.uniform(-1.0, 1.0, p.shape()))
     weights = [p.as_array() for layer in sparse.get_parameters() for p in layer[:2]]
     sparse.set_sparsity(0.5)
     masks = [m.as_array() for layer in sparse.get_parameters() for m in layer[3:]]

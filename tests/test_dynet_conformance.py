@@ -251,6 +251,15 @@ def test_dynets_stacked_rnn_state_cannot_be_made():
         real.StackedRNNState([real.GRUBuilder(1, 2, 2, pc).initial_state()])
 
 
+def test_every_public_name_of_dynet_is_in_batchviz_dynet():
+    """A program may use any name of DyNet's module: each exists here (the modules DyNet's
+    module imports for itself, such as ``np`` and ``pickle``, aside)."""
+    modules = {"np", "os", "pickle", "sys", "print_function"}
+    names = {n for n in dir(real) if not n.startswith("_")} - modules
+    assert len(names) > 150
+    assert sorted(n for n in names if not hasattr(bvdy, n)) == []
+
+
 def _api_facts(dy) -> dict:
     """What a program sees of the API besides values: value() types, dims, names."""
     pc = dy.ParameterCollection()

@@ -30,8 +30,9 @@ differs; the design in brief:
 * **Checkpoints and dumps**: ``cg_checkpoint``/``cg_revert`` cut the graph back to a mark
   and ``dump_cg`` prints it with its values (:mod:`.graph`, :mod:`.dump`); DyNet's
   ``Tensor`` (:mod:`.tensor`) and device queries (:mod:`.devices`) are here too.
-* Anything else of DyNet's API raises ``NotImplementedError`` naming what to use
-  (:mod:`.unsupported`).
+* Every public name of DyNet 2.1's module is here; a use of one that cannot have DyNet's
+  meaning (a minibatch of convolution filters, say) raises ``NotImplementedError`` naming
+  what to do instead, never a wrong result.
 """
 from __future__ import annotations
 
@@ -39,13 +40,14 @@ from . import config as dynet_config
 from .arith import *  # noqa: F401,F403
 from .arith import __all__ as _arith_names
 from .expression import Expression
-from .devices import DeviceInfo, available_devices, get_device_info
+from .devices import ERRMSG, HAVE_CUDA, DeviceInfo, available_devices, get_device_info
 from .graph import (ComputationGraph, cg, cg_checkpoint, cg_revert, cg_version, dump_cg,
                     print_graphviz, print_text_graphviz, renew_cg, reset_random_seed)
 from .initializers import (ConstInitializer, FromFileInitializer, GlorotInitializer,
                            IdentityInitializer, NormalInitializer, NumpyInitializer,
                            PyInitializer, SaxeInitializer, UniformInitializer)
-from .inputs import (InputExpression, constant, inputMatrix, inputTensor,
+from .inputs import (FloatValue, FloatVectorValue, InputExpression, UnsignedValue,
+                     UnsignedVectorValue, constant, inputMatrix, inputTensor,
                      inputTensorTranspose, inputVector, matInput, one_hot, ones,
                      random_bernoulli, random_gumbel, random_normal, random_uniform,
                      scalarInput, sparse_inputTensor, to_device, vecInput, zeroes, zeros)
@@ -74,10 +76,6 @@ from .shaping import __all__ as _shaping_names
 from .trainers import (AdadeltaTrainer, AdagradTrainer, AdamTrainer, AmsgradTrainer,
                        CyclicalSGDTrainer, EGTrainer, MomentumSGDTrainer, RMSPropTrainer,
                        SimpleSGDTrainer, Trainer)
-from .unsupported import STUBS as _STUBS
-
-globals().update(_STUBS)
-
 __version__ = "2.1"  # the DyNet API this module follows
 
 
@@ -100,6 +98,11 @@ def values(expressions, recalculate: bool = False) -> list:
 
 def init(shared_parameters=None) -> None:
     """DyNet's ``init()``: nothing to do, the settings are read when the first graph is made."""
+
+
+def init_from_params(params: "DynetParams") -> None:
+    """DyNet's ``init_from_params(params)``: ``params.init()``."""
+    params.init()
 
 
 class DynetParams:
@@ -131,7 +134,8 @@ class DynetParams:
 
 
 __all__ = (["Expression", "InputExpression", "ComputationGraph", "cg", "cg_version",
-            "renew_cg", "reset_random_seed", "print_graphviz", "print_text_graphviz", "forward", "values", "npvalues", "init",
+            "renew_cg", "reset_random_seed", "print_graphviz", "print_text_graphviz", "forward",
+            "values", "npvalues", "init",
             "cg_checkpoint", "cg_revert", "dump_cg", "Tensor", "available_devices",
             "get_device_info", "DeviceInfo", "inputTensorTranspose",
             "DynetParams", "dynet_config", "ParameterCollection", "Model", "Parameters",
@@ -150,6 +154,7 @@ __all__ = (["Expression", "InputExpression", "ComputationGraph", "cg", "cg_versi
             "SimpleSGDTrainer", "CyclicalSGDTrainer", "MomentumSGDTrainer", "AdagradTrainer",
             "AdadeltaTrainer", "RMSPropTrainer", "AdamTrainer", "AmsgradTrainer", "EGTrainer",
             "save", "load",
-            "load_generator", "inverse", "logdet"]
+            "load_generator", "inverse", "logdet", "init_from_params", "HAVE_CUDA", "ERRMSG",
+            "FloatValue", "UnsignedValue", "FloatVectorValue", "UnsignedVectorValue"]
            + _arith_names + _loss_names + _reduction_names + _shaping_names + _lstm_op_names
-           + _contraction_names + list(_STUBS))
+           + _contraction_names)

@@ -8,8 +8,19 @@ not used (:func:`.config.check_device`).
 """
 from __future__ import annotations
 
+import importlib.util
+
 from . import config
 from .graph import current
+
+#: whether a GPU can be used: DyNet's says whether it was built with CUDA; batchviz.dynet
+#: runs on a GPU through CuPy, so it says whether CuPy is installed
+HAVE_CUDA = importlib.util.find_spec("cupy") is not None
+
+#: what DyNet prints when a GPU is asked for and cannot be had
+ERRMSG = ("batchviz.dynet runs on a GPU through CuPy, which is not installed: install the "
+          "CuPy wheel for your CUDA version (pip install cupy-cuda12x, for example) to use "
+          "--dynet-gpus")
 
 
 class DeviceInfo:

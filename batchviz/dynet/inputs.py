@@ -253,3 +253,51 @@ def to_device(e, device: str) -> Expression:
     one device of the program (a device name other than that one is warned about once)."""
     config.check_device(device, "to_device")
     return as_expression(e, "to_device")
+
+
+class FloatValue:
+    """DyNet's holder of one number, which its ``scalarInput`` reads when the graph runs
+    (``set`` changes it, ``get`` reads it). batchviz.dynet's inputs keep their own values
+    (``InputExpression.set``); this class is here for programs that make one."""
+
+    convert = float
+
+    def __init__(self, val=0):
+        self.set(val)
+
+    def set(self, val) -> None:
+        self.val = self.convert(val)
+
+    def get(self):
+        return self.val
+
+
+class UnsignedValue(FloatValue):
+    """DyNet's holder of one index (what a lookup reads), as :class:`FloatValue`."""
+
+    convert = int
+
+
+class FloatVectorValue:
+    """DyNet's holder of a list of numbers (what ``vecInput`` reads), as
+    :class:`FloatValue`; ``size()`` is its length."""
+
+    convert = float
+
+    def __init__(self, vals):
+        self.set(vals)
+
+    def set(self, vals) -> None:
+        self.vals = [self.convert(v) for v in vals]
+
+    def get(self) -> list:
+        return list(self.vals)
+
+    def size(self) -> int:
+        return len(self.vals)
+
+
+class UnsignedVectorValue(FloatVectorValue):
+    """DyNet's holder of a list of indices (what ``lookup_batch`` reads)."""
+
+    convert = int

@@ -204,6 +204,35 @@ def test_dynets_value_holders_hold_values_and_init_from_params_applies_settings(
     assert "CuPy" in dy.ERRMSG
 
 
+def test_dynetparams_settings_reach_dynet_config(monkeypatch):
+    applied = {}
+    monkeypatch.setattr(dy.dynet_config, "set", lambda **settings: applied.update(settings))
+    params = dy.DynetParams()
+    params.from_config({"mem": "1024", "seed": 3, "autobatch": 1, "shared_params": True})
+    params.set_gpu_mask([0, 1])
+    params.init()
+    assert applied == {"mem": "1024", "random_seed": 3, "autobatch": 1,
+                       "shared_parameters": True, "gpu_mask": [0, 1], "requested_gpus": 1}
+    params.set_cpu_mode()
+    params.set_weight_decay(0.0)
+    params.init()
+    assert applied["requested_gpus"] == 0 and applied["weight_decay"] == 0.0
+    with pytest.raises(ValueError, match="gpu_mask should only contain 0 and 1s"):
+        params.set_gpu_mask([2])
+
+
+def test_cg_methods_by_dynets_node_numbers_say_what_to_use():
+    dy.renew_cg()
+    for call, instead in ((lambda: dy.cg().forward_scalar(0), "scalar_value"),
+                          (lambda: dy.cg().inc_forward_vec(0), "vec_value"),
+                          (lambda: dy.cg().backward(0), "backward"),
+                          (lambda: dy.cg().inputMatrixLiteral([1.0], (1,)), "inputTensorTranspose"),
+                          (lambda: dy.cg().inputSparseTensor([0], [1.0], (2,)), "sparse_inputTensor"),
+                          (lambda: dy.SoftmaxBuilder().sample(None), "StandardSoftmaxBuilder")):
+        with pytest.raises(NotImplementedError, match=instead):
+            call()
+
+
 def test_a_gradient_that_was_not_kept_says_how_to_keep_it():
     dy.renew_cg()
     x = dy.inputVector([1.0, 2.0])

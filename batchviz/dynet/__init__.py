@@ -129,6 +129,34 @@ class DynetParams:
     def set_profiling(self, profiling) -> None:
         self._settings["profiling"] = profiling
 
+    def set_weight_decay(self, weight_decay: float) -> None:
+        """Kept for ``init()``, which refuses a nonzero one (see ``dynet_config.set``)."""
+        self._settings["weight_decay"] = weight_decay
+
+    def set_shared_parameters(self, shared_parameters: bool) -> None:
+        self._settings["shared_parameters"] = shared_parameters
+
+    def set_gpu_mask(self, gpu_mask: list) -> None:
+        """Which GPUs to use, DyNet's list of 0s and 1s: batchviz uses CuPy's one GPU when
+        any is chosen."""
+        if any(g not in (0, 1) for g in gpu_mask):
+            raise ValueError(f"gpu_mask should only contain 0 and 1s, got {gpu_mask!r}")
+        self._settings["gpu_mask"] = list(gpu_mask)
+        self._settings["requested_gpus"] = 1 if any(gpu_mask) else 0
+
+    def set_cpu_mode(self) -> None:
+        self._settings["requested_gpus"] = 0
+        self._settings["gpu_mask"] = []
+
+    def from_config(self, conf: dict) -> None:
+        """The settings of a ``dynet_config.get()`` dictionary (DyNet's keys)."""
+        for key, setting in (("mem", "mem"), ("seed", "random_seed"), ("autobatch", "autobatch"),
+                             ("profiling", "profiling"), ("weight_decay", "weight_decay"),
+                             ("shared_params", "shared_parameters"),
+                             ("requested_gpus", "requested_gpus"), ("gpu_mask", "gpu_mask")):
+            if key in conf:
+                self._settings[setting] = conf[key]
+
     def init(self) -> None:
         dynet_config.set(**self._settings)
 

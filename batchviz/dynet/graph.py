@@ -131,6 +131,27 @@ class ComputationGraph:
 
     inc_forward = forward
 
+    def forward_scalar(self, index):
+        _not_here("forward_scalar(index)", "expr.scalar_value()")
+
+    def forward_vec(self, index):
+        _not_here("forward_vec(index)", "expr.vec_value()")
+
+    inc_forward_scalar, inc_forward_vec = forward_scalar, forward_vec
+
+    def backward(self, index, full: bool = False):
+        _not_here("backward(index)", "expr.backward(full=...)")
+
+    def inputMatrixLiteral(self, v, d, batch_size=1, device=""):  # noqa: N802 (DyNet's)
+        _not_here("inputMatrixLiteral(...)", "dy.inputTensorTranspose(v, d, batch_size), "
+                  "which reads the values in the same order,")
+
+    def inputSparseTensor(self, idxs, v, dim, batch_size=1, defval=0, device=""):  # noqa: N802
+        _not_here("inputSparseTensor(...)", "dy.sparse_inputTensor")
+
+    def print_graphviz(self) -> None:
+        print_graphviz()
+
     def checkpoint(self) -> None:
         cg_checkpoint()
 
@@ -148,6 +169,14 @@ class ComputationGraph:
 
     def __repr__(self) -> str:
         return f"<dynet graph {cg_version()}: {current()!r}>"
+
+
+def _not_here(call: str, instead: str):
+    """The methods of DyNet's ``cg()`` that name nodes by DyNet's numbers (a
+    ``VariableIndex``, which are not batchviz's: ``b + W * x`` is one node here, two in
+    DyNet), or that make inputs the module's functions make."""
+    raise NotImplementedError(f"cg().{call} is not supported by batchviz.dynet; use {instead} "
+                              "instead")
 
 
 _CG = ComputationGraph()

@@ -82,6 +82,24 @@ class SoftmaxBuilder:
         """``log p(c | rep)`` for every class ``c``: a vector of the number of classes."""
         return log_softmax(self.full_logits(rep, update))
 
+    # what each softmax layer computes its own way (DyNet's base class has them too)
+    def neg_log_softmax(self, rep, classidx: int, update: bool = True) -> Expression:
+        raise self._abstract("neg_log_softmax")
+
+    def neg_log_softmax_batch(self, rep, classidxs, update: bool = True) -> Expression:
+        raise self._abstract("neg_log_softmax_batch")
+
+    def sample(self, rep) -> int:
+        raise self._abstract("sample")
+
+    def full_logits(self, rep, update: bool = True) -> Expression:
+        raise self._abstract("full_logits")
+
+    def _abstract(self, method: str) -> NotImplementedError:
+        return NotImplementedError(f"SoftmaxBuilder.{method}: the base class of the softmax "
+                                   "layers computes nothing itself; use StandardSoftmaxBuilder "
+                                   "or ClassFactoredSoftmaxBuilder")
+
     def _rep(self, rep, who: str) -> Expression:
         return as_expression(rep, f"{type(self).__name__}.{who}")
 

@@ -11,6 +11,11 @@ run is a fresh process; the runs alternate between the two, on the same data and
 sizes, and each program reports the sentences (pairs, images) per second of its timed steps
 (the first is not timed). The fastest of the rounds counts, as in the paper.
 
+Each program also reports the milliseconds per step of a step's four phases (building the
+graph, the forward pass, the backward pass, the update: ``examples/dynet/steptimer.py``),
+and a second table puts them side by side, from each system's fastest round: it shows
+where one system spends the time that the other does not.
+
 Both run on one core: DyNet's CPU build is single-threaded, and NumPy's BLAS is pinned to
 one thread (``--threads`` changes both), so that the comparison is of the two runtimes and
 not of how many cores each grabs on a shared machine.
@@ -45,6 +50,7 @@ FULL = {
 QUICK = {name: ["--quick", "--steps", "3"] + [a for a in args if a == "--conv"]
          for name, args in FULL.items()}
 RATE = re.compile(r"^\d+ \w+ in [\d.]+ s: ([\d.]+) (\w+)/s$", re.M)
+PHASES = re.compile(r"^ms per step: (.+)$", re.M)
 
 
 def dynet_available() -> bool:
@@ -65,10 +71,22 @@ def program_path(name: str, under_dynet: bool, folder: Path) -> Path:
 
 
 class Rate(NamedTuple):
-    """What a program printed last: ``per_second`` of its ``unit`` (``sentences``)."""
+    """What a program printed last: ``per_second`` of its ``unit`` (``sentences``), and the
+    milliseconds per step of each phase (``{"build": 29.0, ...}``; None from a program that
+    does not print them, as an older checkout's, see ``against``)."""
 
     per_second: float
     unit: str
+    phases: dict | None = None
+
+
+def parse_phases(line: str) -> dict:
+    """``"build 29.01, forward 18.24"`` -> ``{"build": 29.01, "forward": 18.24}``."""
+    phases = {}
+    for item in line.split(","):
+        name, milliseconds = item.split()
+        phases[name] = float(milliseconds)
+    return phases
 
 
 def run_once(path: Path, args: list, threads: int, root: Path = PROGRAMS.parents[1]) -> Rate:
@@ -85,8 +103,8 @@ def run_once(path: Path, args: list, threads: int, root: Path = PROGRAMS.parents
     found = RATE.findall(done.stdout)
     if not found:
         raise RuntimeError(f"{path.name} printed no rate:\n{done.stdout[-2000:]}")
-    return Rate(float(found[-1][0]), found[-1][1])
-
+    phases = PHASES.findall(done.stdout)
+    return Rate(float(found[-1][0]), found[-1][1], parse_phases(phases[-1]) if phases else None)
 
 
 def run(quick: bool = False, rounds: int | None = None, threads: int = 1) -> dict:
@@ -97,34 +115,55 @@ def run(quick: bool = False, rounds: int | None = None, threads: int = 1) -> dic
     with_dynet = dynet_available()
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        (folder / "toydata.py").write_text((PROGRAMS / "toydata.py").read_text())
+        folder = Path(tmp)   # (the copies import toydata and steptimer from PROGRAMS)
         for name, args in sizes.items():
-            rates, unit = {"batchviz": [], "dynet": []}, "sentences"
+            runs = {"batchviz": [], "dynet": []}
             for _ in range(rounds):  # alternating, so that both see the same machine
-                mine = run_once(program_path(name, False, folder), args, threads)
-                rates["batchviz"].append(mine.per_second)
-                unit = mine.unit
+                runs["batchviz"].append(run_once(program_path(name, False, folder), args,
+                                                 threads))
                 if with_dynet:
-                    rates["dynet"].append(
-                        run_once(program_path(name, True, folder), args, threads).per_second)
-            results[name] = {system: max(r) if r else None for system, r in rates.items()}
-            results[name].update(rounds=rates, unit=unit)
-    rows = []
+                    runs["dynet"].append(run_once(program_path(name, True, folder), args,
+                                                  threads))
+            results[name] = summarize(runs)
+    rows, phase_rows = [], []
     for name, r in results.items():
-        ratio = r["batchviz"] / r["dynet"] if r["dynet"] else None
-        r["ratio"] = ratio
+        ratio = r["ratio"]
         rows.append([name, r["unit"], r["batchviz"], r["dynet"] if r["dynet"] else "not installed",
                      f"{ratio:.2f}" if ratio else "-"])
+        for k, (phase, ms) in enumerate((r["phases"]["batchviz"] or {}).items()):
+            theirs = (r["phases"]["dynet"] or {}).get(phase)
+            phase_rows.append([name if k == 0 else "", phase, ms,
+                               "-" if theirs is None else theirs,
+                               f"{theirs / ms:.2f}" if theirs and ms else "-"])
+    title = (f"DyNet programs, agenda (--dynet-autobatch 1) in both, best of {rounds} "
+             f"alternating runs, {threads} thread(s)")
     print(format_table(["program", "counts", "batchviz.dynet per s", "DyNet per s", "ratio"], rows,
-                       title=f"DyNet programs, agenda (--dynet-autobatch 1) in both, best of "
-                             f"{rounds} alternating runs, {threads} thread(s)"))
+                       title=title))
+    print()
+    print(format_table(["program", "phase", "batchviz.dynet ms", "DyNet ms",
+                        "ratio (DyNet ms / batchviz ms)"], phase_rows,
+                       title="Where a step's time goes: milliseconds per step of each phase, "
+                             "from each system's fastest run"))
     info = machine_info()
     if with_dynet:
         info["dynet"] = _dynet_build()
         print(f"DyNet: {info['dynet']}")
     return {"task": "dynet", "quick": quick, "rounds": rounds, "threads": threads,
             "sizes": sizes, "results": results, "machine": info}
+
+
+def summarize(runs: dict) -> dict:
+    """One program's result from its runs (``{"batchviz": [Rate, ...], "dynet": [...]}``):
+    each system's best rate, the ratio of the two, every round's rate, and the phases of
+    each system's fastest run."""
+    result = {"unit": runs["batchviz"][0].unit, "rounds": {}, "phases": {}}
+    for system, rates in runs.items():
+        best = max(rates, key=lambda rate: rate.per_second) if rates else None
+        result[system] = best.per_second if best else None
+        result["rounds"][system] = [rate.per_second for rate in rates]
+        result["phases"][system] = best.phases if best else None
+    result["ratio"] = result["batchviz"] / result["dynet"] if result["dynet"] else None
+    return result
 
 
 def _dynet_build() -> str:

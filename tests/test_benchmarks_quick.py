@@ -1,6 +1,7 @@
 """Every benchmark task runs with --quick (small sizes, the same code path) and writes the
 JSON the docs and the report read."""
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -296,5 +297,11 @@ def test_dynet_programs_quick(tmp_path, capsys):
     for r in payload["results"].values():
         assert r["batchviz"] > 0
         assert (r["dynet"] > 0 and r["ratio"] > 0) if with_dynet else r["dynet"] is None
+        phases = r["phases"]["batchviz"]
+        assert set(phases) == {"build", "forward", "backward", "update"}
+        assert all(ms > 0 for ms in phases.values())
+        assert (r["phases"]["dynet"] is not None) == with_dynet
     assert payload["results"]["attention"]["unit"] == "pairs"
-    assert "batchviz.dynet per s" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "batchviz.dynet per s" in out
+    assert re.search(r"^treelstm +build +[\d.]+ ", out, re.M), out

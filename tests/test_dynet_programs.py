@@ -1,6 +1,7 @@
 """The DyNet-style programs of examples/dynet: each trains for a few steps under
 batchviz.dynet with its loss falling, ``batchviz explain`` explains each, and each runs
 under the real DyNet with only its import line changed."""
+import os
 import re
 import runpy
 import subprocess
@@ -117,8 +118,33 @@ def test_it_runs_under_dynet_with_the_import_line_changed(name, flags, tmp_path)
     assert source.count(IMPORT_LINE) == 1
     program = tmp_path / f"{name}.py"
     program.write_text(source.replace(IMPORT_LINE, "import dynet as dy\n"))
-    (tmp_path / "toydata.py").write_text((PROGRAMS / "toydata.py").read_text())
+    env = dict(os.environ, PYTHONPATH=str(PROGRAMS))  # toydata and steptimer, as they are
     done = subprocess.run([sys.executable, str(program), "--quick", "--steps", "3"] + flags,
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert len(re.findall(r"^step \d+ loss [\d.]+$", done.stdout, re.M)) == 3
+
+
+def test_step_timer_times_four_phases_after_the_warmup(monkeypatch, capsys):
+    """The programs' StepTimer: the warmup steps are not counted, each phase is the time
+    between two marks, and a step with a lap missing is refused, naming the phases."""
+    monkeypatch.syspath_prepend(str(PROGRAMS))
+    steptimer = __import__("steptimer")
+    clock = iter([0.0, 1.0, 2.0, 3.0, 4.0,        # step 0 (warmup): not counted
+                  10.0, 10.1, 10.4, 10.6, 10.7,   # step 1: 0.1, 0.3, 0.2, 0.1
+                  20.0, 20.1, 20.2])               # step 2: a lap missing
+    monkeypatch.setattr(steptimer.time, "perf_counter", lambda: next(clock))
+    timer = steptimer.StepTimer(warmup=1, unit="trees")
+    for step in (0, 1):
+        timer.start()
+        for _ in range(3):
+            timer.lap()
+        timer.stop(step, items=8)
+    timer.report()
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["8 trees in 0.700 s: 11.4 trees/s",
+                   "ms per step: build 100.00, forward 300.00, backward 200.00, update 100.00"]
+    timer.start()
+    timer.lap()
+    with pytest.raises(RuntimeError, match=r"4 phases .*got 1 laps"):
+        timer.stop(2, items=8)

@@ -13,10 +13,10 @@ previous target symbol, to its LSTM, as attention models written for DyNet do. W
 To run it under DyNet, change the import line to ``import dynet as dy``.
 """
 import argparse
-import time
 
 import batchviz.dynet as dy
 
+from steptimer import StepTimer
 from toydata import reversals
 
 parser = argparse.ArgumentParser(description="Encoder-decoder with attention (DyNet style)")
@@ -83,21 +83,20 @@ def pair_loss(source, target):
 
 
 if __name__ == "__main__":
-    timed_pairs, timed_seconds = 0, 0.0
+    timer = StepTimer(args.warmup, "pairs")
     for step in range(args.steps):
-        start = time.perf_counter()
+        timer.start()
         first = (step * args.batch) % len(train)
         minibatch = train[first:first + args.batch]
         dy.renew_cg()
         loss = dy.esum([pair_loss(source, target) for source, target in minibatch])
+        timer.lap()  # built
         value = loss.value()
+        timer.lap()  # forward
         loss.backward()
+        timer.lap()  # backward
         trainer.update()
-        if step >= args.warmup:
-            timed_seconds += time.perf_counter() - start
-            timed_pairs += len(minibatch)
+        timer.stop(step, len(minibatch))
         symbols = sum(len(target) + 1 for _, target in minibatch)
         print(f"step {step} loss {value / symbols:.4f}")
-    if timed_pairs:
-        print(f"{timed_pairs} pairs in {timed_seconds:.3f} s: "
-              f"{timed_pairs / timed_seconds:.1f} pairs/s")
+    timer.report()

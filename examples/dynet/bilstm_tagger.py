@@ -10,10 +10,10 @@ batched by hand; with ``--dynet-autobatch 1`` the runtime batches the sentences'
 To run it under DyNet, change the import line to ``import dynet as dy``.
 """
 import argparse
-import time
 
 import batchviz.dynet as dy
 
+from steptimer import StepTimer
 from toydata import tagged_sentences
 
 parser = argparse.ArgumentParser(description="BiLSTM tagger (DyNet style)")
@@ -57,21 +57,20 @@ def sentence_loss(words, tags):
 
 
 if __name__ == "__main__":
-    timed_sentences, timed_seconds = 0, 0.0
+    timer = StepTimer(args.warmup, "sentences")
     for step in range(args.steps):
-        start = time.perf_counter()
+        timer.start()
         first = (step * args.batch) % len(train)
         minibatch = train[first:first + args.batch]
         dy.renew_cg()
         loss = dy.esum([sentence_loss(words, tags) for words, tags in minibatch])
+        timer.lap()  # built
         value = loss.value()
+        timer.lap()  # forward
         loss.backward()
+        timer.lap()  # backward
         trainer.update()
-        if step >= args.warmup:
-            timed_seconds += time.perf_counter() - start
-            timed_sentences += len(minibatch)
+        timer.stop(step, len(minibatch))
         words = sum(len(w) for w, _ in minibatch)
         print(f"step {step} loss {value / words:.4f}")
-    if timed_sentences:
-        print(f"{timed_sentences} sentences in {timed_seconds:.3f} s: "
-              f"{timed_sentences / timed_seconds:.1f} sentences/s")
+    timer.report()

@@ -17,10 +17,10 @@ synthetic: 28 x 28 noisy copies of ten random prototypes (no download).
 To run it under DyNet, change the import line to ``import dynet as dy``.
 """
 import argparse
-import time
 
 import batchviz.dynet as dy
 
+from steptimer import StepTimer
 from toydata import images
 
 parser = argparse.ArgumentParser(description="MNIST-like classifier with autobatching (DyNet style)")
@@ -91,9 +91,9 @@ def minibatch_loss(picked, train=True):
 
 
 if __name__ == "__main__":
-    timed_images, timed_seconds = 0, 0.0
+    timer = StepTimer(args.warmup, "images")
     for step in range(args.steps):
-        start = time.perf_counter()
+        timer.start()
         first = (step * args.batch) % len(labels)
         picked = range(first, min(first + args.batch, len(labels)))
         dy.renew_cg()
@@ -101,13 +101,12 @@ if __name__ == "__main__":
             loss = minibatch_loss(picked)
         else:
             loss = dy.esum([image_loss(pixels[k], labels[k]) for k in picked])
+        timer.lap()  # built
         value = loss.value()
+        timer.lap()  # forward
         loss.backward()
+        timer.lap()  # backward
         trainer.update()
-        if step >= args.warmup:
-            timed_seconds += time.perf_counter() - start
-            timed_images += len(picked)
+        timer.stop(step, len(picked))
         print(f"step {step} loss {value / len(picked):.4f}")
-    if timed_images:
-        print(f"{timed_images} images in {timed_seconds:.3f} s: "
-              f"{timed_images / timed_seconds:.1f} images/s")
+    timer.report()

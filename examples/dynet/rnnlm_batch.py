@@ -12,12 +12,12 @@ output layers of all time steps, which do not depend on each other, run as one b
 To run it under DyNet, change the import line to ``import dynet as dy``.
 """
 import argparse
-import time
 
 import numpy as np
 
 import batchviz.dynet as dy
 
+from steptimer import StepTimer
 from toydata import lm_sentences
 
 parser = argparse.ArgumentParser(description="minibatched RNN language model (DyNet style)")
@@ -64,20 +64,19 @@ def minibatch_loss(sentences):
 
 
 if __name__ == "__main__":
-    timed_sentences, timed_seconds = 0, 0.0
+    timer = StepTimer(args.warmup, "sentences")
     for step in range(args.steps):
-        start = time.perf_counter()
+        timer.start()
         sentences = minibatches[step % len(minibatches)]
         dy.renew_cg()
         loss = minibatch_loss(sentences)
+        timer.lap()  # built
         value = loss.value()
+        timer.lap()  # forward
         loss.backward()
+        timer.lap()  # backward
         trainer.update()
-        if step >= args.warmup:
-            timed_seconds += time.perf_counter() - start
-            timed_sentences += len(sentences)
+        timer.stop(step, len(sentences))
         words = sum(len(s) - 1 for s in sentences)
         print(f"step {step} loss {value / words:.4f}")
-    if timed_sentences:
-        print(f"{timed_sentences} sentences in {timed_seconds:.3f} s: "
-              f"{timed_sentences / timed_seconds:.1f} sentences/s")
+    timer.report()

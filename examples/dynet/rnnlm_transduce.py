@@ -10,10 +10,10 @@ sentences is one graph, which the runtime batches with ``--dynet-autobatch 1``.
 To run it under DyNet, change the import line to ``import dynet as dy``.
 """
 import argparse
-import time
 
 import batchviz.dynet as dy
 
+from steptimer import StepTimer
 from toydata import lm_sentences
 
 parser = argparse.ArgumentParser(description="RNN language model with transduce (DyNet style)")
@@ -49,20 +49,19 @@ def sentence_loss(sentence):
 
 
 if __name__ == "__main__":
-    timed_sentences, timed_seconds = 0, 0.0
+    timer = StepTimer(args.warmup, "sentences")
     for step in range(args.steps):
-        start = time.perf_counter()
+        timer.start()
         first = (step * args.batch) % len(train)
         minibatch = train[first:first + args.batch]
         dy.renew_cg()
         loss = dy.esum([sentence_loss(s) for s in minibatch])
+        timer.lap()  # built
         value = loss.value()
+        timer.lap()  # forward
         loss.backward()
+        timer.lap()  # backward
         trainer.update()
-        if step >= args.warmup:
-            timed_seconds += time.perf_counter() - start
-            timed_sentences += len(minibatch)
+        timer.stop(step, len(minibatch))
         print(f"step {step} loss {value / sum(len(s) - 1 for s in minibatch):.4f}")
-    if timed_sentences:
-        print(f"{timed_sentences} sentences in {timed_seconds:.3f} s: "
-              f"{timed_sentences / timed_seconds:.1f} sentences/s")
+    timer.report()

@@ -11,10 +11,10 @@ of a minibatch that are ready at the same time run as one batch each.
 To run it under DyNet, change the import line to ``import dynet as dy``.
 """
 import argparse
-import time
 
 import batchviz.dynet as dy
 
+from steptimer import StepTimer
 from toydata import trees
 
 parser = argparse.ArgumentParser(description="Tree-LSTM sentiment classifier (DyNet style)")
@@ -71,9 +71,9 @@ def encode(tree, losses):
 
 
 if __name__ == "__main__":
-    timed_trees, timed_seconds = 0, 0.0
+    timer = StepTimer(args.warmup, "sentences")
     for step in range(args.steps):
-        start = time.perf_counter()
+        timer.start()
         first = (step * args.batch) % len(train)
         minibatch = train[first:first + args.batch]
         dy.renew_cg()
@@ -81,13 +81,12 @@ if __name__ == "__main__":
         for tree in minibatch:
             encode(tree, losses)
         loss = dy.esum(losses)
+        timer.lap()  # built
         value = loss.value()
+        timer.lap()  # forward
         loss.backward()
+        timer.lap()  # backward
         trainer.update()
-        if step >= args.warmup:
-            timed_seconds += time.perf_counter() - start
-            timed_trees += len(minibatch)
+        timer.stop(step, len(minibatch))
         print(f"step {step} loss {value / len(losses):.4f}")
-    if timed_trees:
-        print(f"{timed_trees} sentences in {timed_seconds:.3f} s: "
-              f"{timed_trees / timed_seconds:.1f} sentences/s")
+    timer.report()

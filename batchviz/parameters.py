@@ -79,6 +79,12 @@ class ParameterBase:
             self._spare_grad = None
         return self._grad
 
+    def squared_grad_norm(self):
+        """The squared L2 norm of the accumulated gradient, as a device scalar (a trainer's
+        global-norm clipping adds these up). Call it only when a gradient exists."""
+        flat = self._grad.reshape(-1)
+        return state.xp.dot(flat, flat)
+
     def zero_grad(self) -> None:
         """Forget the accumulated gradient (its memory is kept for the next one)."""
         if self._grad is not None:
@@ -109,12 +115,13 @@ class LookupBase(ParameterBase):
     gradient with :meth:`grad_array` may write any row, so from then on until
     :meth:`zero_grad` every row counts."""
 
-    __slots__ = ("_grad_rows", "_zeroed_grad")
+    __slots__ = ("_grad_rows", "_zeroed_grad", "_unique_rows")
 
     def __init__(self, model, shape: tuple, values: np.ndarray, name: str):
         super().__init__(model, shape, values, name)
         self._grad_rows = []       # index arrays of the rows added to; None: any row
         self._zeroed_grad = None   # the previous gradient, zeroed row by row, to reuse
+        self._unique_rows = None   # _added_rows(), once asked for, until rows are added
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -131,6 +138,7 @@ class LookupBase(ParameterBase):
         backend.scatter_add(self._accumulator(), rows, values)
         if self._grad_rows is not None:
             self._grad_rows.append(rows)
+            self._unique_rows = None
 
     def rows_with_gradient(self):
         """The rows whose gradient is not zero, in order: looked for among the rows added
@@ -143,6 +151,15 @@ class LookupBase(ParameterBase):
         added = self._added_rows()
         return added[xp.any(grad[added] != 0, axis=1)]
 
+    def squared_grad_norm(self):
+        """As a dense parameter's, over the rows added to when they are known: the other
+        rows are zero, and a table is megabytes while a step adds to a few rows (DyNet,
+        too, takes the norm of a lookup table's gradient over its updated rows)."""
+        if self._grad_rows is None:
+            return super().squared_grad_norm()
+        added = self._grad[self._added_rows()].reshape(-1)
+        return state.xp.dot(added, added)
+
     def zero_grad(self) -> None:
         """Forget the gradient; when only known rows were added to, they alone are zeroed
         and the accumulator is kept for the next step."""
@@ -151,14 +168,16 @@ class LookupBase(ParameterBase):
             self._zeroed_grad, self._grad = self._grad, None
         else:
             super().zero_grad()
-        self._grad_rows = []
+        self._grad_rows, self._unique_rows = [], None
 
     def _added_rows(self):
         """The rows added to since the last :meth:`zero_grad`, each once, in order."""
         xp = state.xp
         if not self._grad_rows:
             return xp.zeros(0, dtype=np.int64)
-        return xp.unique(xp.concatenate(self._grad_rows))
+        if self._unique_rows is None:  # (an update asks twice: for the norm, for the rows)
+            self._unique_rows = xp.unique(xp.concatenate(self._grad_rows))
+        return self._unique_rows
 
     def _accumulator(self):
         """The gradient accumulator, made (or the zeroed one reused) on first use."""

@@ -264,3 +264,25 @@ def test_batch_loss_fn_path(float64):
                     batch_loss_fn=batch_loss, progress=False)
     assert seen == [[0, 1], [2, 3], [0]]
     assert [r["instances"] for r in history] == [2, 2, 1]
+
+
+def test_a_lookup_gradient_norm_is_taken_over_the_rows_added_to(float64):
+    """Global-norm clipping adds up each parameter's squared gradient norm; a lookup
+    table's is taken over the rows the backward pass added to (the others are zero), and
+    over the whole table once its gradient was handed out whole. Either way it is the
+    norm of the whole gradient."""
+    model, W, E = quadratic_model()
+    backprop(W, E, rows=(0, 2, 0), scale=3.0)
+    whole = float((E.grad.astype(np.float64) ** 2).sum())
+    assert whole > 0
+    assert float(E.squared_grad_norm()) == pytest.approx(whole, rel=1e-12)
+    assert float(W.squared_grad_norm()) == pytest.approx(float((W.grad ** 2).sum()), rel=1e-12)
+    backprop(W, E, rows=(3,))                  # rows added since the norm was taken count
+    np.testing.assert_array_equal(rows_with_gradient(E), [0, 2, 3])
+    assert float(E.squared_grad_norm()) == pytest.approx(float((E.grad ** 2).sum()), rel=1e-12)
+    E.grad_array()[1] = 2.0                    # written whole: row 1 counts too
+    assert float(E.squared_grad_norm()) == pytest.approx(float((E.grad ** 2).sum()), rel=1e-12)
+    model.zero_grad()
+    backprop(W, E, rows=(1,))
+    np.testing.assert_array_equal(rows_with_gradient(E), [1])
+    assert float(E.squared_grad_norm()) == pytest.approx(float((E.grad ** 2).sum()), rel=1e-12)

@@ -47,7 +47,7 @@ class Trainer(BatchvizTrainer):
         if not params:
             self.updates += 1
             return
-        scale = self._clip_scale([p._p._grad for p in params])
+        scale = self._clip_scale([p._p for p in params])
         if self.clip_threshold is not None:
             if not bool(state.xp.isfinite(self.last_gradient_norm)):  # as DyNet: stop here
                 raise RuntimeError(

@@ -34,20 +34,19 @@ class Trainer:
         params = [p for p in self.model.parameters() if p._grad is not None]
         if not params:
             return
-        scale = self._clip_scale([p._grad for p in params])
+        scale = self._clip_scale(params)
         self.updates += 1
         for p in params:
             self._step(p, p._grad, scale)
             p.zero_grad()
 
-    def _clip_scale(self, grads):
-        """``min(1, threshold / ||g||)`` over all gradients together (global-norm clipping),
-        as a device scalar; 1.0 when clipping is off."""
+    def _clip_scale(self, params):
+        """``min(1, threshold / ||g||)`` over the gradients of ``params`` together
+        (global-norm clipping), as a device scalar; 1.0 when clipping is off."""
         xp = state.xp
         total = None
-        for g in grads:
-            flat = g.reshape(-1)
-            sq = xp.dot(flat, flat)
+        for p in params:
+            sq = p.squared_grad_norm()
             total = sq if total is None else total + sq
         norm = xp.sqrt(total)
         self.last_gradient_norm = norm

@@ -30,7 +30,7 @@ from .common import format_table, machine_info
 from .harness import paired_comparisons, paired_lines
 
 ROOT = Path(__file__).resolve().parents[1]
-#: the DyNet programs, each a task ``dynet_<program>``
+#: the rows of ``python -m benchmarks dynet``, each a task ``dynet_<row>``
 DYNET_TASKS = tuple(f"dynet_{name}" for name in dynet_compare.FULL)
 TASKS = ("synthetic", "treelstm", "overhead") + DYNET_TASKS
 #: one overhead step in the checkout of the current directory: construction, forward and
@@ -81,11 +81,15 @@ def side_steps(root: Path, task: str, quick: bool, repeat: int) -> list:
 
 
 def dynet_step(root: Path, name: str, quick: bool) -> float:
-    """Seconds per training step of the DyNet program ``name`` of the checkout at ``root``
-    under its ``batchviz.dynet`` (one fresh process, agenda, one thread)."""
-    args = (dynet_compare.QUICK if quick else dynet_compare.FULL)[name]
+    """Seconds per training step of the DyNet program of row ``name`` of ``python -m
+    benchmarks dynet``, at its sizes, in the checkout at ``root`` under its
+    ``batchviz.dynet`` (one fresh process, agenda, one thread)."""
+    program, args = dynet_compare.FULL[name]
+    if quick:
+        args = dynet_compare.QUICK[program][1]
     programs = root / "examples" / "dynet"
-    rate = dynet_compare.run_once(programs / f"{name}.py", args, threads=1, root=root).per_second
+    rate = dynet_compare.run_once(programs / f"{program}.py", args, threads=1,
+                                  root=root).per_second
     batch = int(args[args.index("--batch") + 1]) if "--batch" in args else 1
     return batch / rate
 

@@ -3,7 +3,8 @@
 Five programs of examples/dynet (the BiLSTM tagger, the Tree-LSTM written with DyNet's
 element-wise ops, the minibatched RNN language model, the encoder-decoder with attention,
 whose nodes split into many small batches, and the CNN on MNIST-like images, one image per
-expression) run as they are, ``import
+expression; the first two at the paper's sizes and at half of them, see ``FULL``) run as
+they are, ``import
 batchviz.dynet as dy``, with the agenda (``--dynet-autobatch 1``), and, where the real DyNet
 is installed, with that line changed to ``import dynet as dy`` and DyNet's autobatching
 (``--dynet-autobatch 1``). DyNet fixes its autobatch setting when it is imported, so every
@@ -35,20 +36,31 @@ from .common import format_table, machine_info
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "examples" / "dynet"
 IMPORT_LINE = "import batchviz.dynet as dy\n"
-#: program -> its arguments (sizes, minibatch, steps), full and quick
+#: row -> (program, its arguments: sizes, minibatch, steps). The BiLSTM tagger and the
+#: Tree-LSTM run twice: at the paper's sizes (App. C: word embeddings and LSTMs of 256, b =
+#: 64) and at half of them, where each step has the same nodes and batches but a quarter
+#: of the arithmetic, so that the time that graph building and scheduling take in each
+#: system shows more
 FULL = {
-    "bilstm_tagger": ["--embed", "128", "--hidden", "128", "--mlp", "32", "--batch", "64",
-                      "--vocab", "10000", "--data", "640", "--steps", "6"],
-    "treelstm": ["--embed", "128", "--hidden", "128", "--batch", "32", "--vocab", "5000",
-                 "--data", "320", "--steps", "6"],
-    "rnnlm_batch": ["--embed", "128", "--hidden", "256", "--batch", "64", "--vocab", "5000",
-                    "--data", "640", "--steps", "6"],
-    "attention": ["--embed", "32", "--hidden", "32", "--attention", "32", "--batch", "16",
-                  "--data", "320", "--steps", "6"],
-    "mnist": ["--conv", "--batch", "64", "--data", "640", "--steps", "6"],
+    "bilstm_tagger": ("bilstm_tagger", ["--embed", "256", "--hidden", "256", "--mlp", "32",
+                                        "--batch", "64", "--vocab", "10000", "--data", "640",
+                                        "--steps", "6"]),
+    "bilstm_tagger_128": ("bilstm_tagger", ["--embed", "128", "--hidden", "128", "--mlp", "32",
+                                            "--batch", "64", "--vocab", "10000", "--data",
+                                            "640", "--steps", "6"]),
+    "treelstm": ("treelstm", ["--embed", "256", "--hidden", "256", "--batch", "64", "--vocab",
+                              "5000", "--data", "640", "--steps", "6"]),
+    "treelstm_128": ("treelstm", ["--embed", "128", "--hidden", "128", "--batch", "32",
+                                  "--vocab", "5000", "--data", "320", "--steps", "6"]),
+    "rnnlm_batch": ("rnnlm_batch", ["--embed", "128", "--hidden", "256", "--batch", "64",
+                                    "--vocab", "5000", "--data", "640", "--steps", "6"]),
+    "attention": ("attention", ["--embed", "32", "--hidden", "32", "--attention", "32",
+                                "--batch", "16", "--data", "320", "--steps", "6"]),
+    "mnist": ("mnist", ["--conv", "--batch", "64", "--data", "640", "--steps", "6"]),
 }
-QUICK = {name: ["--quick", "--steps", "3"] + [a for a in args if a == "--conv"]
-         for name, args in FULL.items()}
+#: each program once, at tiny sizes (tests)
+QUICK = {program: (program, ["--quick", "--steps", "3"] + [a for a in args if a == "--conv"])
+         for program, args in FULL.values()}
 RATE = re.compile(r"^\d+ \w+ in [\d.]+ s: ([\d.]+) (\w+)/s$", re.M)
 PHASES = re.compile(r"^ms per step: (.+)$", re.M)
 
@@ -116,13 +128,13 @@ def run(quick: bool = False, rounds: int | None = None, threads: int = 1) -> dic
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)   # (the copies import toydata and steptimer from PROGRAMS)
-        for name, args in sizes.items():
+        for name, (program, args) in sizes.items():
             runs = {"batchviz": [], "dynet": []}
             for _ in range(rounds):  # alternating, so that both see the same machine
-                runs["batchviz"].append(run_once(program_path(name, False, folder), args,
+                runs["batchviz"].append(run_once(program_path(program, False, folder), args,
                                                  threads))
                 if with_dynet:
-                    runs["dynet"].append(run_once(program_path(name, True, folder), args,
+                    runs["dynet"].append(run_once(program_path(program, True, folder), args,
                                                   threads))
             results[name] = summarize(runs)
     rows, phase_rows = [], []
@@ -144,6 +156,15 @@ def run(quick: bool = False, rounds: int | None = None, threads: int = 1) -> dic
                         "ratio (DyNet ms / batchviz ms)"], phase_rows,
                        title="Where a step's time goes: milliseconds per step of each phase, "
                              "from each system's fastest run"))
+    if with_dynet and rounds > 1:
+        print()
+        print("round by round (batchviz.dynet against the DyNet run beside it; with 5 rounds "
+              "or more, a 95% interval: one that holds 1 is a tie on this machine):")
+        for name, r in results.items():
+            r["paired"] = paired(r["rounds"])
+            line = harness.paired_lines([r["paired"]])[0].strip()
+            print(f"  {name}: " + line.replace("batchviz against dynet", "batchviz.dynet "
+                                                "against DyNet"))
     info = machine_info()
     if with_dynet:
         info["dynet"] = _dynet_build()
@@ -164,6 +185,16 @@ def summarize(runs: dict) -> dict:
         result["phases"][system] = best.phases if best else None
     result["ratio"] = result["batchviz"] / result["dynet"] if result["dynet"] else None
     return result
+
+
+def paired(rounds: dict) -> dict:
+    """batchviz.dynet against DyNet round by round (:func:`.harness.paired_comparisons` of
+    the times per instance of the runs that ran side by side): the median ratio, the
+    rounds batchviz.dynet won, and with 5 rounds or more a 95% interval."""
+    from .harness import paired_comparisons
+
+    times = {system: [1.0 / rate for rate in rounds[system]] for system in ("dynet", "batchviz")}
+    return paired_comparisons(times)[0]
 
 
 def _dynet_build() -> str:

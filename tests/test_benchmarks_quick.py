@@ -305,3 +305,19 @@ def test_dynet_programs_quick(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "batchviz.dynet per s" in out
     assert re.search(r"^treelstm +build +[\d.]+ ", out, re.M), out
+
+
+def test_dynet_rounds_are_compared_pair_by_pair():
+    """The DyNet table's round-by-round comparison: each batchviz.dynet run against the
+    DyNet run beside it (rates per second turned into times), with a 95% interval from 5
+    rounds on, which tells a tie from a difference."""
+    from benchmarks.dynet_compare import paired
+
+    few = paired({"batchviz": [110.0, 90.0, 120.0], "dynet": [100.0, 100.0, 100.0]})
+    assert few["median_ratio"] == pytest.approx(1.1) and few["faster_rounds"] == 2
+    assert "interval_95" not in few
+    faster = paired({"batchviz": [200.0, 210.0, 190.0, 205.0, 195.0], "dynet": [100.0] * 5})
+    assert faster["interval_95"][0] > 1 and faster["faster_rounds"] == 5
+    tie = paired({"batchviz": [101.0, 99.0, 102.0, 98.0, 100.0], "dynet": [100.0] * 5})
+    low, high = tie["interval_95"]
+    assert low < 1 < high

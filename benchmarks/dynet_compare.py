@@ -1,10 +1,11 @@
 """``python -m benchmarks dynet``: DyNet programs under batchviz.dynet and under DyNet.
 
-Five programs of examples/dynet (the BiLSTM tagger, the Tree-LSTM written with DyNet's
+Six programs of examples/dynet (the BiLSTM tagger, the Tree-LSTM written with DyNet's
 element-wise ops, the minibatched RNN language model, the encoder-decoder with attention,
-whose nodes split into many small batches, and the CNN on MNIST-like images, one image per
-expression; the first two at the paper's sizes and at half of them, see ``FULL``) run as
-they are, ``import
+whose nodes split into many small batches, the CNN on MNIST-like images, one image per
+expression, and a bag-of-words classifier trained one sentence at a time, a graph each,
+as course programs are; the first two at the paper's sizes and at half of them, see
+``FULL``) run as they are, ``import
 batchviz.dynet as dy``, with the agenda (``--dynet-autobatch 1``), and, where the real DyNet
 is installed, with that line changed to ``import dynet as dy`` and DyNet's autobatching
 (``--dynet-autobatch 1``). DyNet fixes its autobatch setting when it is imported, so every
@@ -57,6 +58,7 @@ FULL = {
     "attention": ("attention", ["--embed", "32", "--hidden", "32", "--attention", "32",
                                 "--batch", "16", "--data", "320", "--steps", "6"]),
     "mnist": ("mnist", ["--conv", "--batch", "64", "--data", "640", "--steps", "6"]),
+    "bow_classifier": ("bow_classifier", ["--batch", "200", "--data", "1000", "--steps", "4"]),
 }
 #: each program once, at tiny sizes (tests)
 QUICK = {program: (program, ["--quick", "--steps", "3"] + [a for a in args if a == "--conv"])

@@ -284,7 +284,7 @@ def test_against_times_a_dynet_program_and_checks_its_tasks(capsys):
 
 
 def test_dynet_programs_quick(tmp_path, capsys):
-    """`python -m benchmarks dynet --quick`: the five programs under batchviz.dynet (and
+    """`python -m benchmarks dynet --quick`: the six programs under batchviz.dynet (and
     under DyNet, where it is installed), each with a rate."""
     import importlib.util
 
@@ -292,7 +292,7 @@ def test_dynet_programs_quick(tmp_path, capsys):
     assert main(["dynet", "--quick", "--json", str(out)]) == 0
     payload = json.loads(out.read_text())
     assert set(payload["results"]) == {"bilstm_tagger", "treelstm", "rnnlm_batch", "attention",
-                                       "mnist"}
+                                       "mnist", "bow_classifier"}
     with_dynet = importlib.util.find_spec("dynet") is not None
     for r in payload["results"].values():
         assert r["batchviz"] > 0

@@ -17,7 +17,7 @@ import batchviz.dynet as dy
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "examples" / "dynet"
 NAMES = ["bilstm_tagger", "treelstm", "rnnlm_batch", "xor", "rnnlm_transduce", "mnist",
-         "attention"]
+         "attention", "bow_classifier"]
 IMPORT_LINE = "import batchviz.dynet as dy\n"
 
 
@@ -143,7 +143,7 @@ def test_step_timer_times_four_phases_after_the_warmup(monkeypatch, capsys):
     timer.report()
     out = capsys.readouterr().out.splitlines()
     assert out == ["8 trees in 0.700 s: 11.4 trees/s",
-                   "ms per step: build 100.00, forward 300.00, backward 200.00, update 100.00"]
+                   "ms per step: build 100.000, forward 300.000, backward 200.000, update 100.000"]
     timer.start()
     timer.lap()
     with pytest.raises(RuntimeError, match=r"4 phases .*got 1 laps"):

@@ -32,6 +32,20 @@ def tagged_sentences(n, vocab=1000, tags=9, mean_length=15, seed=0):
     return sentences
 
 
+def classified_sentences(n, vocab=1000, classes=5, mean_length=20, seed=0):
+    """``n`` sentences as ``(word ids, class)``: every word leans to one class, and a
+    sentence's class is the one its words lean to most (a sentiment corpus's pattern,
+    which a bag of words learns)."""
+    rng = np.random.default_rng(seed)
+    leaning = rng.integers(classes, size=vocab)
+    sentences = []
+    for _ in range(n):
+        words = _zipf(rng, vocab, _length(rng, mean_length))
+        votes = np.bincount(leaning[words], minlength=classes)
+        sentences.append(([int(w) for w in words], int(np.argmax(votes))))
+    return sentences
+
+
 def lm_sentences(n, vocab=1000, mean_length=20, seed=0):
     """``n`` sentences of word ids from a Markov chain with a few likely next words per
     word; word 0 ends a sentence (and starts the next, as ``<s>``)."""

@@ -122,22 +122,29 @@ def run_once(path: Path, args: list, threads: int, root: Path = PROGRAMS.parents
 
 
 def run(quick: bool = False, rounds: int | None = None, threads: int = 1) -> dict:
+    from tqdm.auto import tqdm
+
     from . import harness
 
     rounds = 1 if quick else (rounds or harness.ROUNDS)
     sizes = QUICK if quick else FULL
     with_dynet = dynet_available()
     results = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    systems = 2 if with_dynet else 1
+    with tempfile.TemporaryDirectory() as tmp, tqdm(total=len(sizes) * rounds * systems,
+                                                    desc="dynet programs", disable=None) as bar:
         folder = Path(tmp)   # (the copies import toydata and steptimer from PROGRAMS)
         for name, (program, args) in sizes.items():
+            bar.set_postfix_str(name)
             runs = {"batchviz": [], "dynet": []}
             for _ in range(rounds):  # alternating, so that both see the same machine
                 runs["batchviz"].append(run_once(program_path(program, False, folder), args,
                                                  threads))
+                bar.update()
                 if with_dynet:
                     runs["dynet"].append(run_once(program_path(program, True, folder), args,
                                                   threads))
+                    bar.update()
             results[name] = summarize(runs)
     rows, phase_rows = [], []
     for name, r in results.items():

@@ -591,6 +591,43 @@ def test_a_gradient_that_is_not_finite_stops_the_update_as_in_dynet():
     assert np.isnan(p.as_array()[1])
 
 
+@pytest.mark.parametrize("make", [
+    lambda pc: dy.SimpleSGDTrainer(pc), lambda pc: dy.MomentumSGDTrainer(pc),
+    lambda pc: dy.AdagradTrainer(pc), lambda pc: dy.AdadeltaTrainer(pc),
+    lambda pc: dy.RMSPropTrainer(pc), lambda pc: dy.AdamTrainer(pc),
+    lambda pc: dy.AmsgradTrainer(pc), lambda pc: dy.CyclicalSGDTrainer(pc)])
+def test_a_large_parameter_is_updated_piece_by_piece_with_the_same_values(make, monkeypatch):
+    """On NumPy a parameter larger than trainers.PIECE_BYTES goes through the update rule
+    in pieces that stay in the cache; every rule is element-wise, so the values are
+    exactly those of the rule on the whole arrays, for a dense parameter (clipped: its
+    gradient scaled) and for the rows of a table, update after update."""
+    from batchviz.dynet import trainers
+
+    def train(piece_bytes):
+        monkeypatch.setattr(trainers, "PIECE_BYTES", piece_bytes)
+        pc = dy.ParameterCollection()
+        W = pc.add_parameters((7, 9), init=dy.NormalInitializer(0, 1))
+        E = pc.add_lookup_parameters((11, 6), init=dy.NormalInitializer(0, 1))
+        W.set_value(np.linspace(-1, 1, 63).reshape(7, 9))
+        E.set_value(np.linspace(-2, 2, 66).reshape(11, 6))
+        trainer = make(pc)
+        for step in range(3):
+            dy.renew_cg()
+            x = dy.inputVector(np.arange(9.0) - step)
+            h = dy.tanh(W * x)
+            rows = dy.concatenate([E[1], E[4], E[step + 5]])
+            loss = dy.sum_elems(dy.cmult(h, h)) * 40.0 + dy.sum_elems(dy.cmult(rows, rows))
+            loss.backward()
+            trainer.update()
+        return W.as_array(), E.as_array()
+
+    whole = train(1 << 30)
+    pieces = train(16)   # four float32 values a piece
+    for a, b in zip(whole, pieces):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(whole[0], np.linspace(-1, 1, 63).reshape(7, 9))
+
+
 def test_convolutions_say_what_is_wrong():
     pc = dy.ParameterCollection()
     F, b = pc.add_parameters((2, 2, 3, 4)), pc.add_parameters(4)

@@ -25,6 +25,12 @@ from ..nn.trainers import Trainer as BatchvizTrainer
 from .parameters import LookupParameters
 
 
+#: the size of the pieces in which a large parameter goes through an update rule on NumPy
+#: (:meth:`Trainer._apply`): a quarter of a megabyte an array, so that the five arrays of
+#: an Adam update (values, gradient, two moments, a scratch array) stay in the cache
+PIECE_BYTES = 1 << 18
+
+
 class Trainer(BatchvizTrainer):
     """Base class: the update loop; subclasses define ``rule(values, g, slots)``, which
     updates ``values`` in place from the scaled gradient ``g`` and the parameter's
@@ -63,7 +69,7 @@ class Trainer(BatchvizTrainer):
             if isinstance(p, LookupParameters) and self.sparse_updates_enabled:
                 self._update_rows(p, p._p._grad, scale)
             else:
-                self._apply(p, p._p._array, p._p._grad * scale, self._slots_of(p))
+                self._apply(p, p._p._array, p._p._grad, scale, self._slots_of(p))
             p._p.zero_grad()
         self.updates += 1
         self._updates_since_status += 1
@@ -76,15 +82,31 @@ class Trainer(BatchvizTrainer):
             return
         slots = self._slots_of(p)
         values, picked = p._p._array[rows], [s[rows] for s in slots]
-        self._apply(p, values, grad[rows] * scale, picked)
+        self._apply(p, values, grad[rows], scale, picked)
         p._p._array[rows] = values
         for s, v in zip(slots, picked):
             s[rows] = v
 
-    def _apply(self, p, values, g, slots) -> None:
-        """The rule on ``values``, all of the parameter ``p``'s or some rows of a table's:
-        :meth:`rule` unless the rule needs to know which (a subclass says)."""
-        self.rule(values, g, slots)
+    def _apply(self, p, values, grad, scale, slots) -> None:
+        """The rule on ``values``, all of the parameter ``p``'s or some rows of a table's,
+        with the gradient ``grad * scale``: :meth:`rule` unless the rule needs to know which
+        (a subclass says).
+
+        On NumPy, a parameter of more than :data:`PIECE_BYTES` goes through the rule piece
+        by piece. Each NumPy operation of a rule is a pass over its arrays (Adam's are a
+        dozen), and an output layer's are megabytes: whole, every pass goes out to memory
+        and back, where a piece stays in the cache through all of them (DyNet's rules are
+        one fused Eigen loop). The values are the same: every rule here is element-wise."""
+        step = PIECE_BYTES // values.itemsize
+        arrays = [values, grad, *slots]
+        if (values.size <= step or state.xp is not np
+                or not all(a.flags.c_contiguous for a in arrays)):
+            self.rule(values, grad * scale, slots)
+            return
+        values, grad, *slots = (a.reshape(-1) for a in arrays)
+        for start in range(0, values.size, step):
+            piece = slice(start, start + step)
+            self.rule(values[piece], grad[piece] * scale, [s[piece] for s in slots])
 
     def _slots_of(self, p) -> list:
         slots = self._slots.get(id(p))
@@ -362,8 +384,8 @@ class EGTrainer(Trainer):
                     "distribution and needs the logarithm of its entries, so initialize it "
                     "with positive values (e.g. init=1.0 / size)")
 
-    def _apply(self, p, values, g, slots) -> None:
-        self._step(values, g, slots, rows=isinstance(p, LookupParameters))
+    def _apply(self, p, values, grad, scale, slots) -> None:
+        self._step(values, grad * scale, slots, rows=isinstance(p, LookupParameters))
 
     def rule(self, values, g, slots) -> None:
         self._step(values, g, slots, rows=False)

@@ -26,7 +26,7 @@ differs; the design in brief:
   the simple RNN, GRU, coupled and fast LSTMs are written with DyNet's ops (:mod:`.rnn`), and
   so are the softmax layers (:mod:`.softmax_builders`); ``StackedRNNState`` stacks builders
   by hand (:mod:`.stacked`).
-* **Trainers** (:mod:`.trainers`) apply DyNet's update rules with its defaults.
+* **Trainers** (:mod:`.trainers`, :mod:`.eg_trainer`) apply DyNet's update rules with its defaults.
 * **Checkpoints and dumps**: ``cg_checkpoint``/``cg_revert`` cut the graph back to a mark
   and ``dump_cg`` prints it with its values (:mod:`.graph`, :mod:`.dump`); DyNet's
   ``Tensor`` (:mod:`.tensor`) and device queries (:mod:`.devices`) are here too.
@@ -74,8 +74,9 @@ from .softmax_builders import (ClassFactoredSoftmaxBuilder, SoftmaxBuilder,
 from .tensor import Tensor
 from .shaping import __all__ as _shaping_names
 from .trainers import (AdadeltaTrainer, AdagradTrainer, AdamTrainer, AmsgradTrainer,
-                       CyclicalSGDTrainer, EGTrainer, MomentumSGDTrainer, RMSPropTrainer,
+                       CyclicalSGDTrainer, MomentumSGDTrainer, RMSPropTrainer,
                        SimpleSGDTrainer, Trainer)
+from .eg_trainer import EGTrainer
 __version__ = "2.1"  # the DyNet API this module follows
 
 

@@ -4,6 +4,10 @@ Their signature is only the op's name: a ``tanh`` batches with every other ``tan
 whatever its shape, because the kernels see the batch as one flat 1-D array (the
 executor concatenates the nodes' values). Multi-argument element-wise ops (``add``,
 ``cmult``) take same-shaped arguments; batchviz never broadcasts.
+
+The common ones write their results straight into the batch's segment of the arena
+(``writes_output``, the ufuncs' ``out=``): a batch is then one pass over its values, not a
+pass into a new array and a copy of it.
 """
 from __future__ import annotations
 
@@ -24,9 +28,10 @@ class Elementwise(Op):
 
 class Neg(Elementwise):
     name = "neg"
+    writes_output = True
 
-    def forward(self, xp, ins, attrs, n):
-        return -ins[0]
+    def forward(self, xp, ins, attrs, n, out=None):
+        return xp.negative(ins[0], out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         return [-g]
@@ -34,24 +39,31 @@ class Neg(Elementwise):
 
 class Tanh(Elementwise):
     name = "tanh"
+    writes_output = True
 
-    def forward(self, xp, ins, attrs, n):
-        return xp.tanh(ins[0])
+    def forward(self, xp, ins, attrs, n, out=None):
+        return xp.tanh(ins[0], out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         return [g * (1.0 - out * out)]
 
 
-def logistic_values(xp, x):
-    """``1 / (1 + exp(-x))`` as ``0.5 * (1 + tanh(x / 2))``, which never overflows."""
-    return 0.5 * (xp.tanh(0.5 * x) + 1.0)
+def logistic_values(xp, x, out=None):
+    """``1 / (1 + exp(-x))`` as ``0.5 * (1 + tanh(x / 2))``, which never overflows (in
+    ``out`` when it is given)."""
+    out = xp.multiply(x, 0.5, out=out)
+    xp.tanh(out, out=out)
+    out += 1.0
+    out *= 0.5
+    return out
 
 
 class Logistic(Elementwise):
     name = "logistic"
+    writes_output = True
 
-    def forward(self, xp, ins, attrs, n):
-        return logistic_values(xp, ins[0])
+    def forward(self, xp, ins, attrs, n, out=None):
+        return logistic_values(xp, ins[0], out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         return [g * out * (1.0 - out)]
@@ -59,9 +71,10 @@ class Logistic(Elementwise):
 
 class Rectify(Elementwise):
     name = "rectify"
+    writes_output = True
 
-    def forward(self, xp, ins, attrs, n):
-        return xp.maximum(ins[0], 0.0)
+    def forward(self, xp, ins, attrs, n, out=None):
+        return xp.maximum(ins[0], 0.0, out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         return [g * (ins[0] > 0)]
@@ -69,9 +82,10 @@ class Rectify(Elementwise):
 
 class Exp(Elementwise):
     name = "exp"
+    writes_output = True
 
-    def forward(self, xp, ins, attrs, n):
-        return xp.exp(ins[0])
+    def forward(self, xp, ins, attrs, n, out=None):
+        return xp.exp(ins[0], out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         return [g * out]
@@ -79,9 +93,10 @@ class Exp(Elementwise):
 
 class Log(Elementwise):
     name = "log"
+    writes_output = True
 
-    def forward(self, xp, ins, attrs, n):
-        return xp.log(ins[0])
+    def forward(self, xp, ins, attrs, n, out=None):
+        return xp.log(ins[0], out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         return [g / ins[0]]
@@ -89,9 +104,10 @@ class Log(Elementwise):
 
 class Square(Elementwise):
     name = "square"
+    writes_output = True
 
-    def forward(self, xp, ins, attrs, n):
-        return ins[0] * ins[0]
+    def forward(self, xp, ins, attrs, n, out=None):
+        return xp.multiply(ins[0], ins[0], out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         return [2.0 * g * ins[0]]
@@ -99,9 +115,10 @@ class Square(Elementwise):
 
 class Sqrt(Elementwise):
     name = "sqrt"
+    writes_output = True
 
-    def forward(self, xp, ins, attrs, n):
-        return xp.sqrt(ins[0])
+    def forward(self, xp, ins, attrs, n, out=None):
+        return xp.sqrt(ins[0], out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         return [0.5 * g / out]
@@ -109,10 +126,11 @@ class Sqrt(Elementwise):
 
 class Add(Elementwise):
     name = "add"
+    writes_output = True
     arity = 2
 
-    def forward(self, xp, ins, attrs, n):
-        return ins[0] + ins[1]
+    def forward(self, xp, ins, attrs, n, out=None):
+        return xp.add(ins[0], ins[1], out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         return [g, g]
@@ -120,10 +138,11 @@ class Add(Elementwise):
 
 class Sub(Elementwise):
     name = "sub"
+    writes_output = True
     arity = 2
 
-    def forward(self, xp, ins, attrs, n):
-        return ins[0] - ins[1]
+    def forward(self, xp, ins, attrs, n, out=None):
+        return xp.subtract(ins[0], ins[1], out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         return [g, -g]
@@ -131,10 +150,11 @@ class Sub(Elementwise):
 
 class CMult(Elementwise):
     name = "cmult"
+    writes_output = True
     arity = 2
 
-    def forward(self, xp, ins, attrs, n):
-        return ins[0] * ins[1]
+    def forward(self, xp, ins, attrs, n, out=None):
+        return xp.multiply(ins[0], ins[1], out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         return [g * ins[1] if needs[0] else None, g * ins[0] if needs[1] else None]
@@ -142,10 +162,11 @@ class CMult(Elementwise):
 
 class CDiv(Elementwise):
     name = "cdiv"
+    writes_output = True
     arity = 2
 
-    def forward(self, xp, ins, attrs, n):
-        return ins[0] / ins[1]
+    def forward(self, xp, ins, attrs, n, out=None):
+        return xp.divide(ins[0], ins[1], out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         return [g / ins[1] if needs[0] else None, -g * out / ins[1] if needs[1] else None]

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..graph import ExpressionBase
 from .base import Op, register, shared_node
+from .elementwise import logistic_values
 from ._build import build, build_over_parameters, expression_list
 from .gradients import WeightGradient
 from .parameter import PARAMETER
@@ -273,11 +274,8 @@ class ActivatedAffine(AffineTransform):
 
     def forward(self, xp, ins, attrs, n, out=None):
         out = super().forward(xp, ins, attrs, n, out=out)
-        if self.activation == "logistic":  # as bv.logistic: 0.5 (1 + tanh(x / 2))
-            out *= 0.5
-            xp.tanh(out, out=out)
-            out += 1.0
-            out *= 0.5
+        if self.activation == "logistic":  # bv.logistic's values, in place
+            logistic_values(xp, out, out=out)
         elif self.activation == "tanh":
             xp.tanh(out, out=out)
         else:

@@ -29,11 +29,13 @@ from .ops.base import FIXED_SIGNATURES, Op
 from .ops.parameter import PARAMETER
 from .signature import SignatureTable
 from .sourcelines import recording, user_frame
+from .twins import compiled_twin
 
 _open: "LazyGraph | None" = None
 _graph_counter = 0
 
 
+@compiled_twin
 class ExpressionBase:
     """What every expression is underneath: its graph and its node id.
 
@@ -52,7 +54,15 @@ class ExpressionBase:
         return self.graph.shapes[self.node]
 
 
-class LazyGraph:
+@compiled_twin
+class NodeLists:
+    """What building a node reads and writes: the parallel lists, the memo, the parameters'
+    nodes and the flags (``sources``, ``_made``, ``finished``), all set by
+    :class:`LazyGraph`. Here an empty base class; its compiled twin lays them out as C
+    fields, which the compiled constructors read without a dictionary lookup."""
+
+
+class LazyGraph(NodeLists):
     """A dynamic computation graph's nodes, as parallel lists indexed by node id.
 
     ``record_source=True`` remembers the user's source line of every node (for traces and
@@ -94,6 +104,7 @@ class LazyGraph:
             self.push = self._push_recording  # type: ignore[method-assign]
 
     # --- building ---------------------------------------------------------------------
+    @compiled_twin
     def push(self, op: Op, args: tuple, attrs, shape: tuple, sig: int, depth: int):
         """Append one node and return its expression; every op constructor ends here."""
         node = len(self.ops)
@@ -157,6 +168,7 @@ class LazyGraph:
             key, shared = (op.name, "unbatchable", len(self.ops)), ()
         return self.sigtab.intern(key, op, shared, shape, attrs, len(args))
 
+    @compiled_twin
     def add_memoized(self, op: Op, args: tuple, attrs, depth: int):
         """:meth:`add` for a constructor that has checked its arguments and knows the node's
         depth: when this graph has built a node with the same ``op.memo_key`` before, its

@@ -14,6 +14,7 @@ from functools import reduce
 
 from ..ops import api as bv
 from .dims import combine_dims, dims_of, layout, to_shape
+from ..twins import compiled_twin
 from .expression import Affine, Expression, add, as_expression, elementwise, matmul
 
 
@@ -29,6 +30,7 @@ def _unary(op, name: str, doc: str):
     return construct
 
 
+@compiled_twin
 def _activation(op, name: str, doc: str):
     """:func:`_unary` for an activation that ends an affine transform: of a pending ``b +
     W * x`` it is one node (:meth:`.expression.Affine.activated`)."""

@@ -36,15 +36,18 @@ from ..expression import is_number
 from ..graph import RemovedNodes
 from ..ops import api as bv
 from . import graph as _graph
-from .dims import (as_matrix, combine_dims, dims_of, full_shape, products_per_instance,
+from .dims import (as_matrix, combine_dims, dims_of, products_per_instance,
                    selected_rows, to_shape)
-from .tensor import Tensor
+from ..twins import compiled_twin
+from .values import Values
 
 _SESSION = _graph.session  # (one object for the program's life: its settings change)
 
 
-class Expression:
-    """A DyNet expression: ``x`` (the batchviz node) and ``bd`` (the minibatch size)."""
+@compiled_twin
+class ExpressionCore:
+    """What DyNet programs use on every node: ``x``, ``bd``, ``+`` and ``*`` (``b + W * x``
+    is built for every gate of every word). :class:`Expression` adds everything else."""
 
     __slots__ = ("x", "bd")
 
@@ -54,88 +57,7 @@ class Expression:
         if _SESSION.immediate and type(x) is BvExpression:  # renew_cg(immediate_compute=True)
             self.npvalue()
 
-    # --- dimensions ---------------------------------------------------------------------
-    def dim(self) -> tuple:
-        """``((dims), batch)``, as DyNet."""
-        return (dims_of(self), self.bd)
-
-    def _node(self) -> BvExpression:
-        x = self.x
-        return x if type(x) is BvExpression else x.expr()
-
-    # --- values -------------------------------------------------------------------------
-    def npvalue(self, recalculate: bool = False) -> np.ndarray:
-        """The value as an array shaped ``dims`` (``dims + (batch,)`` when batched), in
-        float64, as DyNet gives it (batchviz computes in float32 by default)."""
-        node = self._node()
-        if recalculate:
-            node.graph.recompute()
-        value = node.npvalue()
-        _graph.check_values(value, f"expression {node.node}")
-        return value.reshape(full_shape(self)).astype(np.float64)
-
-    def value(self, recalculate: bool = False):
-        """A float for one number, a list for a vector (a batch of vectors: one list, in
-        DyNet's column-major order), an array for a matrix or more."""
-        if len(dims_of(self)) >= 2:
-            return self.npvalue(recalculate)
-        values = self.vec_value(recalculate)
-        return values[0] if len(values) == 1 else values
-
-    def vec_value(self, recalculate: bool = False) -> list:
-        """Every value in a list, in DyNet's column-major order (batch last)."""
-        return self.npvalue(recalculate).flatten(order="F").tolist()
-
-    def scalar_value(self, recalculate: bool = False) -> float:
-        v = self.npvalue(recalculate)
-        if v.size != 1:
-            raise ValueError(f"scalar_value() of an expression of dimension {self.dim()}")
-        return float(v.reshape(()))
-
-    def forward(self, recalculate: bool = False) -> None:
-        """Compute the graph (every node built so far, in batches)."""
-        self.npvalue(recalculate)
-
-    def tensor_value(self, recalculate: bool = False) -> Tensor:
-        """The value as a DyNet :class:`~.tensor.Tensor`, for its ``argmax``, ``topk`` and
-        ``categorical_sample_log_prob`` (a copy, as :meth:`npvalue`)."""
-        return Tensor(self.npvalue(recalculate), self.bd)
-
-    def backward(self, full: bool = False) -> None:
-        """Accumulate the gradient of this scalar into every parameter it depends on; with
-        ``full=True`` keep every expression's gradient too, for :meth:`gradient`."""
-        d = dims_of(self)
-        if self.bd != 1 or int(np.prod(d)) != 1:
-            raise ValueError(f"backward() can only be called on scalar nodes, but this "
-                             f"expression has dimension {self.dim()}; sum it first, e.g. "
-                             "with dy.sum_batches or dy.sum_elems")
-        node = self._node()
-        if node.shape not in ((), (1,)):
-            node = bv.reshape(node, ())
-        graph = node.graph
-        if full and not graph.keep_gradients:  # constants' gradients too: run it again so
-            graph.keep_gradients = True        # that every batch takes part in backward
-            graph.recompute()
-        node.backward()
-
-    def gradient(self) -> np.ndarray:
-        """The gradient of the last ``backward(full=True)``'s scalar with respect to this
-        expression, shaped as :meth:`npvalue` (batchviz keeps the gradients of expressions
-        that are not parameters only when ``full=True`` asks for them)."""
-        node = self._node()
-        graph = node.graph
-        if not graph.keep_gradients and node.node not in graph.param_of_node:
-            raise RuntimeError("gradient(): call backward(full=True) first; batchviz keeps "
-                               "the gradients of expressions other than parameters only then")
-        return graph.gradient_of(node.node).reshape(full_shape(self)).astype(np.float64)
-
-    def __repr__(self) -> str:
-        node = self.x.node if type(self.x) is BvExpression else self.x
-        if type(self.x) is BvExpression and type(self.x.graph) is RemovedNodes:
-            return f"expression {node}/{_graph.session.version} (removed by cg_revert)"
-        return f"expression {node}/{_graph.session.version} {self.dim()}"
-
-    # --- operators, with DyNet's meanings -------------------------------------------------
+    # --- + and *, with DyNet's meanings --------------------------------------------------
     # (each asks "an expression?" before "a number?": ``b + W * x`` is built for every
     # gate of every word, and is_number's answer for a pending product takes numbers.Real's
     # abstract-class check)
@@ -148,6 +70,29 @@ class Expression:
             return add(self, other)
         return Expression(bv.shift(self.x, float(other)), self.bd)
 
+    def __mul__(self, other):
+        if type(other) is Expression and self.bd == 1:  # W * x: a pending product at once
+            left, right, bd = self.x, other.x, other.bd
+            ls, rs = left.shape, right.shape
+            if len(ls) == 2 and rs and ls[1] == rs[0] and len(rs) == (1 if bd == 1 else 2):
+                return Affine([None, left, right], bd)
+        if isinstance(other, Expression) or not is_number(other):
+            return matmul(self, other)
+        return Expression(bv.scale(self.x, float(other)), self.bd)
+
+
+class Expression(ExpressionCore, Values):
+    """A DyNet expression: ``x`` (the batchviz node) and ``bd`` (the minibatch size)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        node = self.x.node if type(self.x) is BvExpression else self.x
+        if type(self.x) is BvExpression and type(self.x.graph) is RemovedNodes:
+            return f"expression {node}/{_graph.session.version} (removed by cg_revert)"
+        return f"expression {node}/{_graph.session.version} {self.dim()}"
+
+    # --- the other operators, with DyNet's meanings (``+`` and ``*``: ExpressionCore) ------
     def __radd__(self, other):
         if isinstance(other, Expression) or not is_number(other):
             return add(other, self)
@@ -162,16 +107,6 @@ class Expression:
         if isinstance(other, Expression) or not is_number(other):
             return sub(other, self)
         return Expression(bv.shift(bv.neg(self.x), float(other)), self.bd)
-
-    def __mul__(self, other):
-        if type(other) is Expression and self.bd == 1:  # W * x: a pending product at once
-            left, right, bd = self.x, other.x, other.bd
-            ls, rs = left.shape, right.shape
-            if len(ls) == 2 and rs and ls[1] == rs[0] and len(rs) == (1 if bd == 1 else 2):
-                return Affine([None, left, right], bd)
-        if isinstance(other, Expression) or not is_number(other):
-            return matmul(self, other)
-        return Expression(bv.scale(self.x, float(other)), self.bd)
 
     def __rmul__(self, other):
         if isinstance(other, Expression) or not is_number(other):
@@ -218,6 +153,7 @@ def broadcast_dims(a: Expression, b: Expression, who: str, right_only: bool = Fa
     return combine_dims(a.dim(), b.dim(), who, right_only)
 
 
+@compiled_twin
 def elementwise(op, a, b, who: str, right_only: bool = False) -> Expression:
     """``op`` (a batchviz element-wise op of two same-shaped arguments) of ``a`` and ``b``,
     broadcast as DyNet's element-wise ops are."""
@@ -226,6 +162,12 @@ def elementwise(op, a, b, who: str, right_only: bool = False) -> Expression:
     ax, bx = a.x, b.x
     if a.bd == b.bd and ax.shape == bx.shape:  # the usual case: nothing to broadcast
         return Expression(op(ax, bx), a.bd)
+    return broadcast_elementwise(op, a, b, who, right_only)
+
+
+def broadcast_elementwise(op, a: Expression, b: Expression, who: str,
+                          right_only: bool = False) -> Expression:
+    """:func:`elementwise` of arguments of different dimensions or minibatch sizes."""
     dims, bd = broadcast_dims(a, b, who, right_only)
     return Expression(op(to_shape(a, dims, bd), to_shape(b, dims, bd)), bd)
 
@@ -249,11 +191,12 @@ def index_rows(e: Expression, index) -> Expression:
 
 
 # --- DyNet's * and +, and the affine transforms they make ------------------------------
-class Affine(Expression):
-    """``b + W1 * x1 + ...`` (``b`` may be absent), a node only once it is used.
-
-    ``terms`` is ``[b or None, W1, x1, W2, x2, ...]`` in batchviz objects (parameters or
-    nodes); ``x`` builds the node on first use."""
+@compiled_twin
+class AffineCore(ExpressionCore):
+    """What DyNet programs use of a pending ``b + W1 * x1 + ...`` on every gate: its terms,
+    its node built on first use (``x``), ``+`` of a bias or of more products (:meth:`plus`)
+    and an activation of it as one node (:meth:`activated`). :class:`Affine` adds the
+    rest."""
 
     __slots__ = ("terms", "_built", "_activated")
 
@@ -266,55 +209,6 @@ class Affine(Expression):
         if node is None or type(node.graph) is RemovedNodes:  # (built after a checkpoint
             node = self._built = self._build()                # and reverted: built again)
         return node
-
-    @property
-    def pending(self) -> bool:
-        return self._built is None
-
-    def _build(self):
-        terms = self.terms
-        if terms[0] is None:
-            if len(terms) == 3:
-                return bv.matmul(terms[1], terms[2])
-            products = [bv.matmul(W, v) for W, v in zip(terms[1::2], terms[2::2])]
-            return bv.esum(products)
-        if self.bd > 1 and len(terms[0].shape) == 1:  # a bias added to every instance
-            return bv.affine_batch(terms)
-        return bv.affine_transform(terms)
-
-    def activated(self, activation: str):
-        """``activation(self)`` (logistic, tanh or rectify) as one node, when ``self`` is
-        pending and is one affine node once built (a bias of the products' shape): a gate
-        ``dy.logistic(b + W * x)`` is then one node, not two. None otherwise.
-
-        ``self`` stays pending: used again, it becomes its own node (computed again), and
-        its gradient adds what reaches it through these nodes (:meth:`gradient`)."""
-        terms = self.terms
-        if self._built is not None or terms[0] is None or (
-                self.bd > 1 and len(terms[0].shape) == 1):
-            return None
-        node = Expression(bv.activated_affine(activation, terms), self.bd)
-        if self._activated is None:
-            self._activated = []
-        self._activated.append((activation, node))
-        return node
-
-    def gradient(self) -> np.ndarray:
-        """As :meth:`Expression.gradient`, also through the activated nodes that were made
-        of this transform (:meth:`activated`): their gradient times the activation's
-        slope at their value."""
-        if not self._activated:
-            return super().gradient()
-        built = self._built is not None and type(self._built.graph) is not RemovedNodes
-        total = super().gradient() if built else 0.0
-        for activation, node in self._activated:
-            if type(node.x.graph) is RemovedNodes:
-                continue  # (made after a checkpoint, reverted: no longer part of the graph)
-            value = node.npvalue()
-            slope = (value * (1.0 - value) if activation == "logistic" else
-                     1.0 - value * value if activation == "tanh" else value > 0)
-            total = total + node.gradient() * slope
-        return total
 
     def plus(self, b):
         """``self + b`` (``self`` pending) as one pending affine transform, or None when it
@@ -338,7 +232,66 @@ class Affine(Expression):
             return Affine([bias] + terms[1:], bd)
         return None
 
+    def activated(self, activation: str):
+        """``activation(self)`` (logistic, tanh or rectify) as one node, when ``self`` is
+        pending and is one affine node once built (a bias of the products' shape): a gate
+        ``dy.logistic(b + W * x)`` is then one node, not two. None otherwise.
 
+        ``self`` stays pending: used again, it becomes its own node (computed again), and
+        its gradient adds what reaches it through these nodes (:meth:`gradient`)."""
+        terms = self.terms
+        if self._built is not None or terms[0] is None or (
+                self.bd > 1 and len(terms[0].shape) == 1):
+            return None
+        node = Expression(bv.activated_affine(activation, terms), self.bd)
+        if self._activated is None:
+            self._activated = []
+        self._activated.append((activation, node))
+        return node
+
+
+class Affine(AffineCore, Expression):
+    """``b + W1 * x1 + ...`` (``b`` may be absent), a node only once it is used.
+
+    ``terms`` is ``[b or None, W1, x1, W2, x2, ...]`` in batchviz objects (parameters or
+    nodes); ``x`` builds the node on first use."""
+
+    __slots__ = ()
+
+    @property
+    def pending(self) -> bool:
+        return self._built is None
+
+    def _build(self):
+        terms = self.terms
+        if terms[0] is None:
+            if len(terms) == 3:
+                return bv.matmul(terms[1], terms[2])
+            products = [bv.matmul(W, v) for W, v in zip(terms[1::2], terms[2::2])]
+            return bv.esum(products)
+        if self.bd > 1 and len(terms[0].shape) == 1:  # a bias added to every instance
+            return bv.affine_batch(terms)
+        return bv.affine_transform(terms)
+
+    def gradient(self) -> np.ndarray:
+        """As :meth:`Expression.gradient`, also through the activated nodes that were made
+        of this transform (:meth:`activated`): their gradient times the activation's
+        slope at their value."""
+        if not self._activated:
+            return super().gradient()
+        built = self._built is not None and type(self._built.graph) is not RemovedNodes
+        total = super().gradient() if built else 0.0
+        for activation, node in self._activated:
+            if type(node.x.graph) is RemovedNodes:
+                continue  # (made after a checkpoint, reverted: no longer part of the graph)
+            value = node.npvalue()
+            slope = (value * (1.0 - value) if activation == "logistic" else
+                     1.0 - value * value if activation == "tanh" else value > 0)
+            total = total + node.gradient() * slope
+        return total
+
+
+@compiled_twin
 def add(a, b) -> Expression:
     """DyNet's ``a + b`` (broadcast as its element-wise ops); a bias plus pending products
     stays one pending affine transform (the pending one of the two is extended; of two

@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import GraphMismatchError
 from ..graph import ExpressionBase, RemovedNodes, current_graph
 from ..parameters import ParameterBase
+from ..twins import compiled_twin
 
 
 def as_nodes(xs) -> tuple:
@@ -83,6 +84,7 @@ def build(op, args, attrs=None):
     return graph.add(op, ids, attrs)
 
 
+@compiled_twin
 def build_memoized(op, x, attrs):
     """:func:`build` of a one-argument op that defines ``Op.memo_key``, its ``attrs``
     already checked by the constructor. For an expression of a live graph (the common
@@ -95,6 +97,7 @@ def build_memoized(op, x, attrs):
     return build(op, (x,), attrs)
 
 
+@compiled_twin
 def build_over_nodes(op, xs: list):
     """:func:`build` of ``op`` over a list of expressions, all of one live graph (a BiLSTM's
     ``[f; b]`` at every word, a Tree-LSTM's ``[h_l; h_r]`` at every tree node): their node
@@ -117,6 +120,7 @@ def build_over_nodes(op, xs: list):
     return build(op, expression_list(xs, op.name))
 
 
+@compiled_twin
 def build_over_parameters(op, terms):
     """:func:`build` of ``op`` over the list ``terms = [b, W1, x1, W2, x2, ...]``: an
     output layer or an MLP's layer, built for every word, tree node or parser decision of
@@ -156,6 +160,7 @@ def _named(construct, op, doc: str, args: str):
     return construct
 
 
+@compiled_twin
 def unary_elementwise(op, doc: str):
     """Constructor for a fixed-signature element-wise op of one argument."""
     sig = op.fixed_signature
@@ -172,6 +177,7 @@ def unary_elementwise(op, doc: str):
     return _named(construct, op, doc, "x")
 
 
+@compiled_twin
 def binary_elementwise(op, doc: str):
     """Constructor for a fixed-signature element-wise op of two same-shaped arguments."""
     sig = op.fixed_signature

@@ -17,6 +17,7 @@ from .elementwise import logistic_values
 from ._build import build, build_over_parameters, expression_list
 from .gradients import WeightGradient
 from .parameter import PARAMETER
+from ..twins import compiled_twin
 
 
 #: a shared ``A`` of at least ``TRANSPOSED_MIN_ROWS`` rows times a batch of at most
@@ -211,6 +212,7 @@ class AffineArguments(Op):
                                                   needs[i], needs[i + 1])
         return grads
 
+    @compiled_twin
     def memo_key(self, graph, args, attrs):
         """The bias's and the ``W``s' node ids (a parameter's id is what the signature
         names; any other node's id fixes its shape; a bias that is not a parameter is
@@ -321,6 +323,7 @@ def affine_transform(terms):
     return build(_AFFINE, expression_list(terms, "affine_transform"))
 
 
+@compiled_twin
 def activated_affine(activation: str, terms):
     """``activation(b + W1 @ x1 + ...)`` from the list ``[b, W1, x1, W2, x2, ...]``, as one
     node: ``activated_affine("tanh", [b, W, x])`` is ``bv.tanh(bv.affine_transform([b, W,

@@ -1,0 +1,47 @@
+"""Compiled twins of the code that builds graphs, and the switch between the two versions.
+
+Building a graph runs Python for every node of every minibatch (the paper's App. B counts
+it as overhead). A dozen functions and classes on that path are marked
+``@compiled_twin``: the readable version is the one at the mark, in the module that uses it;
+:mod:`batchviz._compiled_twins` (Cython, ``batchviz/_compiled_twins.pyx``) holds a
+compiled copy with the same steps, in C types: a node's lists are C fields of the graph, an
+expression is a C struct, and the calls between them are C calls.
+
+When the extension is built (``pip install`` builds it where a C compiler is present) each
+marked definition is replaced by its twin, unless the environment sets
+``BATCHVIZ_PURE_PYTHON=1``. Without the extension everything runs as written here.
+``tests/test_compiled_twins.py`` builds the example programs' graphs both ways and checks
+that they are the same graph, node by node, with the same values and gradients.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+
+try:
+    if os.environ.get("BATCHVIZ_PURE_PYTHON", "") not in ("", "0"):
+        raise ImportError("BATCHVIZ_PURE_PYTHON is set")
+    _twins = importlib.import_module("batchviz._compiled_twins")
+except ImportError as error:
+    _twins = None
+    #: why the readable versions run (None: the compiled twins do)
+    why_pure = str(error)
+else:
+    why_pure = None
+
+
+def compiled() -> bool:
+    """Whether the compiled twins replace the marked definitions in this process."""
+    return _twins is not None
+
+
+def compiled_twin(definition):
+    """Mark a function, method or class that has a compiled twin: return the twin (named
+    as the definition's qualified name, dots as underscores) when the extension is loaded,
+    else the definition itself."""
+    if _twins is None:
+        return definition
+    twin = getattr(_twins, definition.__qualname__.replace(".", "_"))
+    if not isinstance(twin, type):
+        twin.__doc__ = definition.__doc__  # (the readable version's docstring is the one)
+    return twin

@@ -18,6 +18,7 @@ from ..twins import compiled_twin
 from .expression import Affine, Expression, add, as_expression, elementwise, matmul
 
 
+@compiled_twin
 def _unary(op, name: str, doc: str):
     def construct(x):
         try:

@@ -3,7 +3,7 @@
 Building a graph runs Python for every node of every minibatch (the paper's App. B counts
 it as overhead). A dozen functions and classes on that path are marked
 ``@compiled_twin``: the readable version is the one at the mark, in the module that uses it;
-:mod:`batchviz._compiled_twins` (Cython, ``batchviz/_compiled_twins.pyx``) holds a
+``batchviz._compiled_twins`` (Cython, ``batchviz/_compiled_twins.pyx``) holds a
 compiled copy with the same steps, in C types: a node's lists are C fields of the graph, an
 expression is a C struct, and the calls between them are C calls.
 

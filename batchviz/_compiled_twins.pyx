@@ -1,4 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
+import numbers
 """The compiled twins of the definitions marked ``@compiled_twin`` (see :mod:`batchviz.twins`).
 
 Each twin here takes the same steps as the readable version named in its comment, with C
@@ -10,6 +11,23 @@ version, change its twin: ``tests/test_compiled_twins.py`` compares the two.
 The Python objects the twins use (the op constructors' general path, DyNet's Expression
 class, ...) are imported on first use, when the modules that define them are complete.
 """
+
+cdef extern from *:
+    """
+    /* An instance of the type `kind`, from its tp_new (what `kind.__new__(kind)` does, without
+       looking `__new__` up and checking its argument: the callers pass subtypes of the
+       extension types below, which keep their tp_new). */
+    static PyObject *twins_new_instance(PyObject *kind) {
+        PyObject *none = PyTuple_New(0);
+        PyObject *made;
+        if (none == NULL) return NULL;
+        made = ((PyTypeObject *)kind)->tp_new((PyTypeObject *)kind, none, NULL);
+        Py_DECREF(none);
+        return made;
+    }
+    """
+    object twins_new_instance(object kind)
+
 
 # --- batchviz/graph.py -----------------------------------------------------------------
 
@@ -43,6 +61,10 @@ cdef class NodeLists:
 
 def LazyGraph_push(NodeLists self, op, args, attrs, shape, sig, depth):
     """Twin of :meth:`batchviz.graph.LazyGraph.push`."""
+    return append_node(self, op, args, attrs, shape, sig, depth)
+
+
+cdef object append_node(NodeLists self, op, args, attrs, shape, sig, depth):
     cdef Py_ssize_t node = len(self.ops)
     self.ops.append(op)
     self.args.append(args)
@@ -50,7 +72,27 @@ def LazyGraph_push(NodeLists self, op, args, attrs, shape, sig, depth):
     self.shapes.append(shape)
     self.sigs.append(sig)
     self.depths.append(depth)
-    return self.expression_type(self, node)
+    return new_handle(self.expression_type, self, node)
+
+
+cdef type _plain_handle_type = None     # the last expression type found to be plain
+
+
+cdef inline object new_handle(kind, graph, Py_ssize_t node):
+    """``kind(graph, node)``. When ``kind`` is an ExpressionBase that keeps its ``__new__``
+    and ``__init__`` (``bv.Expression``: it only adds methods), the struct is filled in
+    directly, as that ``__init__`` would."""
+    global _plain_handle_type
+    cdef ExpressionBase e
+    if kind is not _plain_handle_type:
+        if not (isinstance(kind, type) and issubclass(kind, ExpressionBase)
+                and kind.__init__ is ExpressionBase.__init__
+                and kind.__new__ is ExpressionBase.__new__):
+            return kind(graph, node)
+        _plain_handle_type = kind
+    e = <ExpressionBase>twins_new_instance(_plain_handle_type)
+    e.graph, e.node = graph, node
+    return e
 
 
 cdef inline object push(NodeLists g, op, args, attrs, shape, sig, depth):
@@ -58,7 +100,7 @@ cdef inline object push(NodeLists g, op, args, attrs, shape, sig, depth):
     records sources) or its expression type (it has a checkpoint) on the instance."""
     if g.sources is not None or g._made is not None:
         return g.push(op, args, attrs, shape, sig, depth)
-    return LazyGraph_push(g, op, args, attrs, shape, sig, depth)
+    return append_node(g, op, args, attrs, shape, sig, depth)
 
 
 def LazyGraph_add_memoized(NodeLists self, op, args, attrs, depth):
@@ -67,7 +109,12 @@ def LazyGraph_add_memoized(NodeLists self, op, args, attrs, depth):
 
 
 cdef object add_memoized(NodeLists g, op, args, attrs, depth):
-    known = g.memo.get(op.memo_key(g, args, attrs))
+    memo_key = type(op).memo_key
+    if memo_key is AffineArguments_memo_key:  # (the affine ops: a C call)
+        key = affine_memo_key(op, g, args, attrs)
+    else:                                     # (the function, not a bound method)
+        key = memo_key(op, g, args, attrs)
+    known = g.memo.get(key)
     if known is None:
         return g.add(op, args, attrs)
     return push(g, op, args, attrs, known[1], known[0], depth)
@@ -101,6 +148,10 @@ cdef object build(op, args, attrs=None):
 
 def build_memoized(op, x, attrs):
     """Twin of :func:`batchviz.ops._build.build_memoized`."""
+    return memoized(op, x, attrs)
+
+
+cdef object memoized(op, x, attrs):
     cdef NodeLists g = live_graph(x)
     cdef Py_ssize_t node
     if g is not None:
@@ -111,6 +162,10 @@ def build_memoized(op, x, attrs):
 
 def build_over_nodes(op, xs):
     """Twin of :func:`batchviz.ops._build.build_over_nodes`."""
+    return over_nodes(op, xs)
+
+
+cdef object over_nodes(op, xs):
     cdef NodeLists g
     cdef list depths, ids
     cdef Py_ssize_t n
@@ -135,6 +190,10 @@ def build_over_nodes(op, xs):
 
 def build_over_parameters(op, terms):
     """Twin of :func:`batchviz.ops._build.build_over_parameters`."""
+    return over_parameters(op, terms)
+
+
+cdef object over_parameters(op, terms):
     cdef NodeLists g = live_graph(terms[2])
     cdef dict param_node
     cdef list depths, ids
@@ -220,16 +279,26 @@ cdef object _named(construct, op, str doc, str args):
 
 def AffineArguments_memo_key(self, NodeLists graph, args, attrs):
     """Twin of :meth:`batchviz.ops.linalg.AffineArguments.memo_key`."""
+    return affine_memo_key(self, graph, args, attrs)
+
+
+cdef object _no_prefix = None   # AffineArguments.signature_prefix, which returns ()
+
+
+cdef object affine_memo_key(op, NodeLists graph, args, attrs):
+    global _no_prefix
     cdef list shapes = graph.shapes
+    if _no_prefix is None:
+        from batchviz.ops.linalg import AffineArguments
+        _no_prefix = AffineArguments.signature_prefix
+    prefix = () if type(op).signature_prefix is _no_prefix else op.signature_prefix(attrs)
     b = args[0]
     bias = b if b in graph.param_of_node else shapes[b]
     if len(args) == 3:
-        return (self, self.signature_prefix(attrs), bias, (args[1],), (shapes[args[2]],))
+        return (op, prefix, bias, (args[1],), (shapes[args[2]],))
     if len(args) == 5:
-        return (self, self.signature_prefix(attrs), bias, (args[1], args[3]),
-                (shapes[args[2]], shapes[args[4]]))
-    return (self, self.signature_prefix(attrs), bias, args[1::2],
-            tuple([shapes[a] for a in args[2::2]]))
+        return (op, prefix, bias, (args[1], args[3]), (shapes[args[2]], shapes[args[4]]))
+    return (op, prefix, bias, args[1::2], tuple([shapes[a] for a in args[2::2]]))
 
 
 cdef object _ACTIVATED = None, _ACTIVATIONS = None
@@ -237,6 +306,10 @@ cdef object _ACTIVATED = None, _ACTIVATIONS = None
 
 def activated_affine(activation, terms):
     """Twin of :func:`batchviz.ops.linalg.activated_affine`."""
+    return activated(activation, terms)
+
+
+cdef object activated(activation, terms):
     global _ACTIVATED, _ACTIVATIONS
     if _ACTIVATED is None:
         from batchviz.ops.linalg import _ACTIVATED, ACTIVATIONS as _ACTIVATIONS
@@ -245,25 +318,125 @@ def activated_affine(activation, terms):
         raise ValueError(f"activated_affine: activation must be one of {_ACTIVATIONS}, got "
                          f"{activation!r}")
     if type(terms) is list and len(terms) % 2 and len(terms) > 2:
-        return build_over_parameters(op, terms)
+        return over_parameters(op, terms)
     general_path()
     return build(op, _expression_list(terms, "activated_affine"))
 
 
+def MatMul_memo_key(self, NodeLists graph, args, attrs):
+    """Twin of :meth:`batchviz.ops.linalg.MatMul.memo_key`."""
+    a, x = args
+    shapes = graph.shapes
+    return (self, a if a in graph.param_of_node else shapes[a], shapes[x])
+
+
+cdef object _MATMUL = None, _AFFINE = None
+
+
+cdef inline linalg_ops():
+    global _MATMUL, _AFFINE
+    if _MATMUL is None:
+        from batchviz.ops.linalg import _MATMUL, _AFFINE
+
+
+def matmul(a, x):
+    """Twin of :func:`batchviz.ops.linalg.matmul`."""
+    return matmul_c(a, x)
+
+
+cdef object matmul_c(a, x):
+    cdef NodeLists g = live_graph(x)
+    cdef Py_ssize_t n
+    linalg_ops()
+    if g is not None:
+        W = g.param_node.get(id(a))
+        if W is not None:
+            n = (<ExpressionBase>x).node
+            return add_memoized(g, _MATMUL, (W, n), None, g.depths[n] + 1)
+    return build(_MATMUL, (a, x))
+
+
+def affine_transform(terms):
+    """Twin of :func:`batchviz.ops.linalg.affine_transform`."""
+    return affine_transform_c(terms)
+
+
+cdef object affine_transform_c(terms):
+    linalg_ops()
+    if type(terms) is list and len(terms) % 2 and len(terms) > 2:  # usually parameters
+        return over_parameters(_AFFINE, terms)                       # and vectors
+    general_path()
+    return build(_AFFINE, _expression_list(terms, "affine_transform"))
+
+
+# --- batchviz/ops/structure.py and losses.py ------------------------------------------------
+
+def Concatenate_memo_key(self, NodeLists graph, args, attrs):
+    """Twin of :meth:`batchviz.ops.structure.Concatenate.memo_key`."""
+    cdef list shapes = graph.shapes
+    return (self,) + tuple([shapes[a] for a in args])
+
+
+cdef object _CONCAT = None
+
+
+def concatenate(xs):
+    """Twin of :func:`batchviz.ops.structure.concatenate`."""
+    return concatenate_nodes(xs)
+
+
+cdef object concatenate_nodes(xs):
+    global _CONCAT
+    if _CONCAT is None:
+        from batchviz.ops.structure import _CONCAT
+    if type(xs) is list:
+        return over_nodes(_CONCAT, xs)
+    general_path()
+    return build(_CONCAT, _expression_list(xs, "concatenate"))
+
+
+def PickNegLogSoftmax_memo_key(self, NodeLists graph, args, attrs):
+    """Twin of :meth:`batchviz.ops.losses.PickNegLogSoftmax.memo_key`."""
+    return (self, graph.shapes[args[0]])  # the class index is checked by the constructor
+
+
+cdef object _PNLS = None
+
+
+def pickneglogsoftmax(x, index):
+    """Twin of :func:`batchviz.ops.losses.pickneglogsoftmax`."""
+    return pickneglogsoftmax_c(x, index)
+
+
+cdef object pickneglogsoftmax_c(x, index):
+    global _PNLS
+    if _PNLS is None:
+        from batchviz.ops.losses import _PNLS
+    if type(index) is not int:
+        if not isinstance(index, numbers.Integral):
+            raise TypeError(f"pickneglogsoftmax: index must be an int, got {type(index).__name__}")
+        index = int(index)
+    shape = getattr(x, "shape", None)  # (non-vectors and non-expressions: build says why)
+    if shape is not None and len(shape) == 1 and not 0 <= index < shape[0]:
+        raise IndexError(f"pickneglogsoftmax: class {index} is out of range for {shape[0]} scores")
+    return memoized(_PNLS, x, index)  # one loss per word: usually a memo lookup
+
+
 # --- batchviz/dynet/expression.py and arith.py --------------------------------------------
 
-cdef object Expression = None    # what the DyNet layer's modules define, imported on first use
-cdef object Affine, BvExpression, RemovedNodes, SESSION, matmul, is_number, bv, as_expression
+cdef type Expression = None      # what the DyNet layer's modules define, imported on first use
+cdef type Affine
+cdef object BvExpression, RemovedNodes, SESSION, dynet_matmul, is_number, bv, as_expression
 cdef object broadcast_elementwise
 
 
 cdef inline dynet_names():
-    global Expression, Affine, BvExpression, RemovedNodes, SESSION, matmul, is_number, bv
+    global Expression, Affine, BvExpression, RemovedNodes, SESSION, dynet_matmul, is_number, bv
     global as_expression, broadcast_elementwise
     if Expression is None:
         from batchviz.dynet import expression as module
         Affine, BvExpression, SESSION = module.Affine, module.BvExpression, module._SESSION
-        matmul, is_number, bv = module.matmul, module.is_number, module.bv
+        dynet_matmul, is_number, bv = module.matmul, module.is_number, module.bv
         as_expression, broadcast_elementwise = module.as_expression, module.broadcast_elementwise
         RemovedNodes = module.RemovedNodes
         Expression = module.Expression
@@ -271,7 +444,7 @@ cdef inline dynet_names():
 
 cdef ExpressionCore new_expression(x, bd):
     """``Expression(x, bd)``."""
-    cdef ExpressionCore e = ExpressionCore.__new__(Expression)
+    cdef ExpressionCore e = <ExpressionCore>twins_new_instance(Expression)
     e._x = x
     e.bd = bd
     if SESSION.immediate and type(x) is BvExpression:  # renew_cg(immediate_compute=True)
@@ -281,7 +454,7 @@ cdef ExpressionCore new_expression(x, bd):
 
 cdef AffineCore new_affine(list terms, bd):
     """``Affine(terms, bd)``."""
-    cdef AffineCore e = AffineCore.__new__(Affine)
+    cdef AffineCore e = <AffineCore>twins_new_instance(Affine)
     e.terms, e.bd = terms, bd
     return e
 
@@ -311,7 +484,7 @@ cdef class ExpressionCore:
         dynet_names()
         if type(other) is Affine and (<AffineCore>other)._built is None and \
                 type(self) is not Affine:
-            extended = (<AffineCore>other).plus(self)
+            extended = (<AffineCore>other).plus_c(self)
             if extended is not None:
                 return extended
         if isinstance(other, Expression) or not is_number(other):
@@ -326,7 +499,7 @@ cdef class ExpressionCore:
             if len(ls) == 2 and rs and ls[1] == rs[0] and len(rs) == (1 if bd == 1 else 2):
                 return new_affine([None, left, right], bd)
         if isinstance(other, Expression) or not is_number(other):
-            return matmul(self, other)
+            return dynet_matmul(self, other)
         return new_expression(bv.scale(self.x, float(other)), self.bd)
 
 
@@ -346,7 +519,21 @@ cdef class AffineCore(ExpressionCore):
             node = self._built = self._build()                # and reverted: built again)
         return node
 
-    cpdef plus(self, b):
+    def _build(self):
+        cdef list terms = self.terms
+        if terms[0] is None:
+            if len(terms) == 3:
+                return matmul_c(terms[1], terms[2])
+            products = [matmul_c(W, v) for W, v in zip(terms[1::2], terms[2::2])]
+            return bv.esum(products)
+        if self.bd > 1 and len(terms[0].shape) == 1:  # a bias added to every instance
+            return bv.affine_batch(terms)
+        return affine_transform_c(terms)
+
+    def plus(self, b):
+        return self.plus_c(b)
+
+    cdef object plus_c(self, b):
         cdef list terms = self.terms
         cdef AffineCore other
         bd = self.bd
@@ -368,12 +555,15 @@ cdef class AffineCore(ExpressionCore):
             return new_affine([bias] + terms[1:], bd)
         return None
 
-    cpdef activated(self, activation):
+    def activated(self, activation):
+        return self.activated_c(activation)
+
+    cdef object activated_c(self, activation):
         terms = self.terms
         if self._built is not None or terms[0] is None or (
                 self.bd > 1 and len(terms[0].shape) == 1):
             return None
-        node = new_expression(activated_affine(activation, terms), self.bd)
+        node = new_expression(activated(activation, terms), self.bd)
         if self._activated is None:
             self._activated = []
         self._activated.append((activation, node))
@@ -384,9 +574,9 @@ cpdef add(a, b):
     """Twin of :func:`batchviz.dynet.expression.add`."""
     dynet_names()
     if type(b) is Affine and (<AffineCore>b)._built is None and type(a) is not Affine:
-        extended = (<AffineCore>b).plus(a)
+        extended = (<AffineCore>b).plus_c(a)
     elif type(a) is Affine and (<AffineCore>a)._built is None:
-        extended = (<AffineCore>a).plus(b)
+        extended = (<AffineCore>a).plus_c(b)
     else:
         extended = None
     if extended is not None:
@@ -408,12 +598,12 @@ cpdef elementwise(op, a, b, who, right_only=False):
 def _unary(op, name, doc):
     """Twin of :func:`batchviz.dynet.arith._unary`."""
     def construct(x):
+        dynet_names()
         try:
             return new_expression(op(x.x), x.bd)
         except AttributeError:
             raise TypeError(f"{name}: expected a dynet Expression, got {type(x).__name__}") from None
 
-    dynet_names()
     construct.__name__ = construct.__qualname__ = name
     construct.__doc__ = doc
     construct.__module__ = "batchviz.dynet.arith"
@@ -426,7 +616,7 @@ def _activation(op, name, doc):
 
     def construct(x):
         if type(x) is Affine:
-            fused = (<AffineCore>x).activated(name)
+            fused = (<AffineCore>x).activated_c(name)
             if fused is not None:
                 return fused
         return unary(x)
@@ -435,3 +625,146 @@ def _activation(op, name, doc):
     construct.__doc__ = doc
     construct.__module__ = "batchviz.dynet.arith"
     return construct
+
+
+# --- batchviz/dynet/shaping.py and losses.py ----------------------------------------------
+
+def dynet_concatenate(xs, d=0):
+    """Twin of :func:`batchviz.dynet.shaping.concatenate`."""
+    if d == 0 and type(xs) is list:  # a list of nodes of one minibatch size (a BiLSTM's
+        nodes = rows_of(xs)           # [f; b] at every word): no broadcasting to check
+        if nodes is not None:
+            return new_expression(concatenate_nodes(nodes), (<ExpressionCore>xs[0]).bd)
+    from batchviz.dynet.shaping import concatenate_aligned
+    return concatenate_aligned(xs, d)
+
+
+def _rows_of(xs):
+    """Twin of :func:`batchviz.dynet.shaping._rows_of`."""
+    return rows_of(xs)
+
+
+cdef object rows_of(xs):
+    cdef list nodes
+    dynet_names()
+    if not xs or type(xs[0]) is not Expression:
+        return None
+    bd, nodes, tail = (<ExpressionCore>xs[0]).bd, [], None
+    for x in xs:
+        if type(x) is not Expression or (<ExpressionCore>x).bd != bd:
+            return None
+        node = (<ExpressionCore>x)._x
+        shape = node.shape
+        if len(shape) <= (bd > 1):
+            return None
+        if tail is None:
+            tail = shape[1:]
+        elif shape[1:] != tail:
+            return None
+        nodes.append(node)
+    return nodes
+
+
+def dynet_pickneglogsoftmax(x, v):
+    """Twin of :func:`batchviz.dynet.losses.pickneglogsoftmax`."""
+    dynet_names()
+    if type(v) is not int and not isinstance(v, numbers.Integral):
+        from batchviz.dynet.losses import pickneglogsoftmax_batch
+        return pickneglogsoftmax_batch(x, v)
+    x = as_expression(x, "pickneglogsoftmax")
+    if x.bd != 1:
+        raise ValueError(f"pickneglogsoftmax was called with a single class ({v}) for a "
+                         f"minibatch of {x.bd}; pass a list of {x.bd} classes")
+    return new_expression(pickneglogsoftmax_c(scores(x, "pickneglogsoftmax"), v), 1)
+
+
+def _scores(x, who):
+    """Twin of :func:`batchviz.dynet.losses._scores`."""
+    return scores(x, who)
+
+
+cdef object scores(x, who):
+    node = x.x
+    if len(node.shape) == (1 if x.bd == 1 else 2):   # the usual case: a vector per instance
+        return node
+    from batchviz.dynet.losses import _scores_reshaped
+    return _scores_reshaped(x, who)
+
+
+def dynet_matmul_twin(a, b):
+    """Twin of :func:`batchviz.dynet.expression.matmul`."""
+    dynet_names()
+    a, b = as_expression(a, "x * y"), as_expression(b, "x * y")
+    da, db = dims_of(a), dims_of(b)
+    if len(da) > 2 or len(db) > 2:
+        raise ValueError(f"x * y: cannot multiply tensors of more than 2 dimensions: "
+                         f"{a.dim()} and {b.dim()}")
+    cols = da[1] if len(da) == 2 else 1
+    if cols != db[0]:
+        raise ValueError(f"x * y: mismatched dimensions {a.dim()} and {b.dim()}: {cols} "
+                         f"columns times {db[0]} rows")
+    if a.bd > 1:
+        if b.bd not in (1, a.bd):
+            raise ValueError(f"x * y: minibatch sizes of {a.dim()} and {b.dim()} differ")
+        from batchviz.dynet.dims import products_per_instance
+        return new_expression(products_per_instance(a, b, da, db, a.bd), a.bd)
+    left, right, bd = a.x, b.x, b.bd
+    if len(left.shape) == 2 and len(db) == 1 and right.shape:   # W x, or W X of a minibatch
+        return new_affine([None, left, right], bd)
+    from batchviz.dynet.expression import matmul_other
+    return matmul_other(a, b, da, db)
+
+
+cdef tuple dims_of(e):
+    """:func:`batchviz.dynet.dims.dims_of`."""
+    shape = e.x.shape
+    if e.bd > 1:
+        shape = shape[:-1]
+    return shape if shape else (1,)
+
+
+cdef object _bv_cmult = None
+
+
+def cmult(x, y):
+    """Twin of :func:`batchviz.dynet.arith.cmult`."""
+    global _bv_cmult
+    if _bv_cmult is None:
+        from batchviz.ops.api import cmult as _bv_cmult
+    return elementwise(_bv_cmult, x, y, "cmult")
+
+
+# --- the twin of each marked definition: its module and qualified name ---------------------
+
+TWINS = {
+    "batchviz.graph.ExpressionBase": ExpressionBase,
+    "batchviz.graph.NodeLists": NodeLists,
+    "batchviz.graph.LazyGraph.push": LazyGraph_push,
+    "batchviz.graph.LazyGraph.add_memoized": LazyGraph_add_memoized,
+    "batchviz.ops._build.build_memoized": build_memoized,
+    "batchviz.ops._build.build_over_nodes": build_over_nodes,
+    "batchviz.ops._build.build_over_parameters": build_over_parameters,
+    "batchviz.ops._build.unary_elementwise": unary_elementwise,
+    "batchviz.ops._build.binary_elementwise": binary_elementwise,
+    "batchviz.ops.linalg.AffineArguments.memo_key": AffineArguments_memo_key,
+    "batchviz.ops.linalg.activated_affine": activated_affine,
+    "batchviz.ops.linalg.MatMul.memo_key": MatMul_memo_key,
+    "batchviz.ops.linalg.matmul": matmul,
+    "batchviz.ops.linalg.affine_transform": affine_transform,
+    "batchviz.ops.structure.Concatenate.memo_key": Concatenate_memo_key,
+    "batchviz.ops.structure.concatenate": concatenate,
+    "batchviz.ops.losses.PickNegLogSoftmax.memo_key": PickNegLogSoftmax_memo_key,
+    "batchviz.ops.losses.pickneglogsoftmax": pickneglogsoftmax,
+    "batchviz.dynet.expression.ExpressionCore": ExpressionCore,
+    "batchviz.dynet.expression.AffineCore": AffineCore,
+    "batchviz.dynet.expression.add": add,
+    "batchviz.dynet.expression.elementwise": elementwise,
+    "batchviz.dynet.expression.matmul": dynet_matmul_twin,
+    "batchviz.dynet.arith.cmult": cmult,
+    "batchviz.dynet.arith._unary": _unary,
+    "batchviz.dynet.arith._activation": _activation,
+    "batchviz.dynet.shaping.concatenate": dynet_concatenate,
+    "batchviz.dynet.shaping._rows_of": _rows_of,
+    "batchviz.dynet.losses.pickneglogsoftmax": dynet_pickneglogsoftmax,
+    "batchviz.dynet.losses._scores": _scores,
+}

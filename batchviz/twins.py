@@ -36,12 +36,12 @@ def compiled() -> bool:
 
 
 def compiled_twin(definition):
-    """Mark a function, method or class that has a compiled twin: return the twin (named
-    as the definition's qualified name, dots as underscores) when the extension is loaded,
-    else the definition itself."""
+    """Mark a function, method or class that has a compiled twin: return the twin (the
+    extension's ``TWINS`` names it by the definition's module and qualified name) when the
+    extension is loaded, else the definition itself."""
     if _twins is None:
         return definition
-    twin = getattr(_twins, definition.__qualname__.replace(".", "_"))
-    if not isinstance(twin, type):
-        twin.__doc__ = definition.__doc__  # (the readable version's docstring is the one)
+    twin = _twins.TWINS[f"{definition.__module__}.{definition.__qualname__}"]
+    if not isinstance(twin, type):  # (the readable version's docstring and module)
+        twin.__doc__, twin.__module__ = definition.__doc__, definition.__module__
     return twin

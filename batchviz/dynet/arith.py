@@ -123,6 +123,7 @@ def _stepped(op, x, gradient_mode: str, who: str) -> Expression:
     return Expression(stepped, x.bd)
 
 
+@compiled_twin
 def cmult(x, y) -> Expression:
     """Element-wise product (DyNet's ``*`` is the matrix product)."""
     return elementwise(bv.cmult, x, y, "cmult")

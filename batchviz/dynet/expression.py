@@ -210,6 +210,17 @@ class AffineCore(ExpressionCore):
             node = self._built = self._build()                # and reverted: built again)
         return node
 
+    def _build(self):
+        terms = self.terms
+        if terms[0] is None:
+            if len(terms) == 3:
+                return bv.matmul(terms[1], terms[2])
+            products = [bv.matmul(W, v) for W, v in zip(terms[1::2], terms[2::2])]
+            return bv.esum(products)
+        if self.bd > 1 and len(terms[0].shape) == 1:  # a bias added to every instance
+            return bv.affine_batch(terms)
+        return bv.affine_transform(terms)
+
     def plus(self, b):
         """``self + b`` (``self`` pending) as one pending affine transform, or None when it
         is not one: a bias added to products, or products added to a bias and products."""
@@ -262,17 +273,6 @@ class Affine(AffineCore, Expression):
     def pending(self) -> bool:
         return self._built is None
 
-    def _build(self):
-        terms = self.terms
-        if terms[0] is None:
-            if len(terms) == 3:
-                return bv.matmul(terms[1], terms[2])
-            products = [bv.matmul(W, v) for W, v in zip(terms[1::2], terms[2::2])]
-            return bv.esum(products)
-        if self.bd > 1 and len(terms[0].shape) == 1:  # a bias added to every instance
-            return bv.affine_batch(terms)
-        return bv.affine_transform(terms)
-
     def gradient(self) -> np.ndarray:
         """As :meth:`Expression.gradient`, also through the activated nodes that were made
         of this transform (:meth:`activated`): their gradient times the activation's
@@ -311,6 +311,7 @@ def sub(a, b) -> Expression:
     return elementwise(bv.sub, a, b, "x - y")
 
 
+@compiled_twin
 def matmul(a, b) -> Expression:
     """DyNet's ``a * b``: the matrix product (a vector is a column; a matrix times a
     vector is a vector). A matrix times a vector or a minibatch of vectors is a pending
@@ -333,6 +334,13 @@ def matmul(a, b) -> Expression:
     left, right, bd = a.x, b.x, b.bd
     if len(left.shape) == 2 and len(db) == 1 and right.shape:   # W x, or W X of a minibatch
         return Affine([None, left, right], bd)
+    return matmul_other(a, b, da, db)
+
+
+def matmul_other(a: Expression, b: Expression, da: tuple, db: tuple) -> Expression:
+    """:func:`matmul` of anything but a matrix times a vector or a minibatch of vectors
+    (``da`` and ``db``: their dims)."""
+    left, right, bd = a.x, b.x, b.bd
     left = left if len(left.shape) == 2 else as_matrix(a)
     if len(db) == 1:                       # a vector times a number
         return Expression(bv.matmul(left, bv.reshape(right, (1,))), bd)

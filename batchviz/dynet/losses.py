@@ -15,6 +15,7 @@ import math
 import numbers
 
 from ..ops import api as bv
+from ..twins import compiled_twin
 from . import graph as _graph
 from .arith import bmin, cmult, exp, rectify
 from .dims import dims_of, layout, to_shape
@@ -91,6 +92,7 @@ def constrained_softmax(x, y) -> Expression:
     return Expression(bv.constrained_softmax(scores, bounds), 1)
 
 
+@compiled_twin
 def pickneglogsoftmax(x, v) -> Expression:
     """``-log(softmax(x)[v])``: the cross-entropy loss of the scores ``x`` for class ``v``
     (a list of classes, one per instance, for a minibatch: :func:`pickneglogsoftmax_batch`)."""
@@ -103,6 +105,7 @@ def pickneglogsoftmax(x, v) -> Expression:
     return Expression(bv.pickneglogsoftmax(_scores(x, "pickneglogsoftmax"), v), 1)
 
 
+@compiled_twin
 def _scores(x: Expression, who: str):
     """The batchviz node of the scores ``x``: a vector per instance, ``(n,)`` or ``(n,
     bd)``. A column ``(n, 1)`` is a vector, as in DyNet (a network that reshapes its input
@@ -110,6 +113,12 @@ def _scores(x: Expression, who: str):
     node = x.x
     if len(node.shape) == (1 if x.bd == 1 else 2):   # the usual case: a vector per instance
         return node
+    return _scores_reshaped(x, who)
+
+
+def _scores_reshaped(x: Expression, who: str):
+    """:func:`_scores` of scores that are not a vector per instance."""
+    node = x.x
     dims = dims_of(x)
     if len(dims) == 2 and dims[1] == 1:
         return bv.reshape(node, layout(dims[:1], x.bd))

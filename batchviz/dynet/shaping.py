@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from ..ops import api as bv
+from ..twins import compiled_twin
 from .dims import dims_of, layout, to_shape
 from .expression import Expression, as_expression
 
@@ -106,6 +107,7 @@ def _aligned(xs, who: str):
     return xs, bd
 
 
+@compiled_twin
 def concatenate(xs, d: int = 0) -> Expression:
     """Concatenation along dimension ``d`` (vectors: ``d = 0``).
 
@@ -116,6 +118,12 @@ def concatenate(xs, d: int = 0) -> Expression:
         nodes = _rows_of(xs)          # [f; b] at every word): no broadcasting to check
         if nodes is not None:
             return Expression(bv.concatenate(nodes), xs[0].bd)
+    return concatenate_aligned(xs, d)
+
+
+def concatenate_aligned(xs, d: int) -> Expression:
+    """:func:`concatenate` of any expressions: broadcast to one minibatch size, and missing
+    dimensions added."""
     xs, bd = _aligned(list(xs), "concatenate")
     if d == 0 and all(x.bd == bd and len(x.x.shape) > (bd > 1)
                       and x.x.shape[1:] == xs[0].x.shape[1:] for x in xs):
@@ -129,6 +137,7 @@ def concatenate(xs, d: int = 0) -> Expression:
     return joined if kept == ndim else reshape(joined, dims_of(joined)[:kept], bd)
 
 
+@compiled_twin
 def _rows_of(xs: list):
     """The batchviz nodes of ``xs`` when they are all plain expressions (no parameters or
     pending products) of the same minibatch size and the same dimensions after the first,

@@ -120,6 +120,7 @@ class MatMul(Op):
         a_key, shared = _factor_key(graph, args[0])
         return ("matmul", a_key, graph.shapes[args[1]]), ((0,) if shared else ())
 
+    @compiled_twin
     def memo_key(self, graph, args, attrs):
         a, x = args
         shapes = graph.shapes
@@ -301,6 +302,7 @@ ACTIVATIONS = ("logistic", "tanh", "rectify")
 _ACTIVATED = {f: register(ActivatedAffine(f)) for f in ACTIVATIONS}
 
 
+@compiled_twin
 def matmul(a, x):
     """``a @ x``: matrix times vector, or matrix times matrix.
 
@@ -316,6 +318,7 @@ def matmul(a, x):
     return build(_MATMUL, (a, x))
 
 
+@compiled_twin
 def affine_transform(terms):
     """``b + W1 @ x1 + W2 @ x2 + ...`` from the list ``[b, W1, x1, W2, x2, ...]``."""
     if type(terms) is list and len(terms) % 2 and len(terms) > 2:  # usually parameters

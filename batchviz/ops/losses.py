@@ -1,11 +1,10 @@
 """Softmax, sparsemax, the constrained softmax and the classification losses.
 
-``pickneglogsoftmax(x, i) = -log softmax(x)[i]`` is one node (not three), computed with the
-log-sum-exp trick. The target index ``i`` is per node, not in the signature, so the losses
-of every word of every sentence batch into one kernel. ``softmax``, ``log_softmax`` and
-``sparsemax`` normalise over the first axis: a vector's entries, or each column of a matrix
-(DyNet's meaning, and that of a manual minibatch with one instance per column), and so does
-``constrained_softmax``, a softmax whose entries may not exceed given bounds. ``hinge``
+``pickneglogsoftmax(x, i) = -log softmax(x)[i]`` is one node (log-sum-exp); ``i`` is per
+node, not in the signature, so every word's loss batches into one kernel. ``softmax``,
+``log_softmax``, ``sparsemax`` and ``constrained_softmax`` (a softmax whose entries may not
+exceed given bounds) normalise over the first axis: a vector's entries, or each column of
+a matrix (DyNet's meaning, and a manual minibatch's, one instance per column). ``hinge``
 and ``binary_log_loss`` are DyNet's margin and binary cross-entropy losses.
 """
 from __future__ import annotations
@@ -17,6 +16,7 @@ import numpy as np
 from .. import backend
 from .base import Op, register
 from ._build import build, build_memoized
+from ..twins import compiled_twin
 
 
 def _vector_only(op, shapes):
@@ -231,6 +231,7 @@ class PickNegLogSoftmax(Op):
         _vector_only(self, shapes)
         return ()
 
+    @compiled_twin
     def memo_key(self, graph, args, attrs):
         return (self, graph.shapes[args[0]])  # the class index is checked by the constructor
 
@@ -366,6 +367,7 @@ def constrained_softmax(x, bounds):
     return build(_CONSTRAINED_SOFTMAX, (x, bounds))
 
 
+@compiled_twin
 def pickneglogsoftmax(x, index):
     """``-log(softmax(x)[index])``: the cross-entropy loss of a score vector."""
     if type(index) is not int:

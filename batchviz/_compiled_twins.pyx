@@ -146,6 +146,51 @@ cdef object build(op, args, attrs=None):
     return _general_build(op, args, attrs)
 
 
+def as_nodes(xs):
+    """Twin of :func:`batchviz.ops._build.as_nodes`."""
+    cdef NodeLists g
+    cdef list ids
+    graph = None
+    for x in xs:
+        if isinstance(x, ExpressionBase):
+            graph = (<ExpressionBase>x).graph
+            break
+    if graph is None:
+        from batchviz.graph import current_graph
+        graph = current_graph()
+    if graph.finished:
+        graph.check_alive()
+    g = <NodeLists?>graph
+    param_node = g.param_node
+    ids = []
+    for x in xs:
+        if isinstance(x, ExpressionBase):
+            if (<ExpressionBase>x).graph is not g:
+                mismatch(x, g)
+            ids.append((<ExpressionBase>x).node)
+        else:
+            node = param_node.get(id(x))
+            if node is None:
+                from batchviz.ops._build import _parameter_node
+                node = _parameter_node(g, x)
+            ids.append(node)
+    return g, tuple(ids)
+
+
+cdef mismatch(x, graph):
+    """The errors of :func:`batchviz.ops._build.as_nodes` for an expression of another
+    graph."""
+    from batchviz.errors import GraphMismatchError
+    from batchviz.graph import RemovedNodes
+    other = (<ExpressionBase>x).graph
+    if isinstance(other, RemovedNodes):
+        other.check_alive()  # (its own error: the node was reverted)
+    raise GraphMismatchError(
+        f"cannot combine node {(<ExpressionBase>x).node} of graph #{other.number} with "
+        f"expressions of graph #{graph.number}; all arguments of an op must come from one graph"
+    )
+
+
 def build_memoized(op, x, attrs):
     """Twin of :func:`batchviz.ops._build.build_memoized`."""
     return memoized(op, x, attrs)
@@ -734,6 +779,27 @@ def cmult(x, y):
     return elementwise(_bv_cmult, x, y, "cmult")
 
 
+def _common(xs, who):
+    """Twin of :func:`batchviz.dynet.arith._common`."""
+    cdef list nodes
+    dynet_names()
+    xs = [x if isinstance(x, Expression) else as_expression(x, who) for x in xs]
+    if not xs:
+        raise ValueError(f"{who}: needs at least one expression")
+    first = xs[0]
+    shape, bd = first.x.shape, first.bd
+    nodes = []
+    for x in xs:
+        node = x.x
+        if x.bd != bd or node.shape != shape:
+            break
+        nodes.append(node)
+    else:
+        return nodes, bd
+    from batchviz.dynet.arith import _broadcast_common
+    return _broadcast_common(xs, who)
+
+
 # --- the twin of each marked definition: its module and qualified name ---------------------
 
 TWINS = {
@@ -741,6 +807,7 @@ TWINS = {
     "batchviz.graph.NodeLists": NodeLists,
     "batchviz.graph.LazyGraph.push": LazyGraph_push,
     "batchviz.graph.LazyGraph.add_memoized": LazyGraph_add_memoized,
+    "batchviz.ops._build.as_nodes": as_nodes,
     "batchviz.ops._build.build_memoized": build_memoized,
     "batchviz.ops._build.build_over_nodes": build_over_nodes,
     "batchviz.ops._build.build_over_parameters": build_over_parameters,
@@ -761,6 +828,7 @@ TWINS = {
     "batchviz.dynet.expression.elementwise": elementwise,
     "batchviz.dynet.expression.matmul": dynet_matmul_twin,
     "batchviz.dynet.arith.cmult": cmult,
+    "batchviz.dynet.arith._common": _common,
     "batchviz.dynet.arith._unary": _unary,
     "batchviz.dynet.arith._activation": _activation,
     "batchviz.dynet.shaping.concatenate": dynet_concatenate,

@@ -155,6 +155,7 @@ def colwise_add(x, y) -> Expression:
     return add(x, y)
 
 
+@compiled_twin
 def _common(xs, who: str):
     """``(node ids laid out alike, bd)`` for a list of expressions broadcast together."""
     xs = [as_expression(x, who) for x in xs]
@@ -164,6 +165,12 @@ def _common(xs, who: str):
     shape, bd = first.x.shape, first.bd
     if all(x.bd == bd and x.x.shape == shape for x in xs):
         return [x.x for x in xs], bd
+    return _broadcast_common(xs, who)
+
+
+def _broadcast_common(xs: list, who: str):
+    """:func:`_common` of expressions of different dimensions or minibatch sizes."""
+    first = xs[0]
     dims, bd = reduce(lambda acc, x: combine_dims(acc, x.dim(), who), xs[1:], first.dim())
     return [to_shape(x, dims, bd) for x in xs], bd
 

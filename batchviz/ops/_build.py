@@ -21,6 +21,7 @@ from ..parameters import ParameterBase
 from ..twins import compiled_twin
 
 
+@compiled_twin
 def as_nodes(xs) -> tuple:
     """``(graph, node ids)`` for a sequence of expressions / parameters, all from one graph
     (the open graph when there are parameters only).

@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 import numbers
+from heapq import heappop, heappush
 """The compiled twins of the definitions marked ``@compiled_twin`` (see :mod:`batchviz.twins`).
 
 Each twin here takes the same steps as the readable version named in its comment, with C
@@ -800,6 +801,75 @@ def _common(xs, who):
     return _broadcast_common(xs, who)
 
 
+# --- batchviz/schedule/vectorized.py --------------------------------------------------------
+
+def best_priority_batches(view, rank):
+    """Twin of :func:`batchviz.schedule.vectorized.best_priority_batches`: the agenda with
+    the best priority first, node by node in C. The same steps as the batch-at-a-time loop:
+    the ready nodes of each rank in the order they became ready (here a linked list per
+    rank), a user ready when its last argument's batch ran (counting every listing of an
+    argument, repeats too)."""
+    import numpy as np
+    from batchviz.schedule.arrays import users_by_argument
+    from batchviz.schedule.base import FlatSchedule
+    cdef const long long[:] users, user_start, node_rank, pending
+    cdef long long[:] unresolved, head, tail, after, order
+    cdef Py_ssize_t i, k, e, u, r, done = 0, first
+    cdef list heap = [], sizes = []
+    a = view.arrays()
+    if len(a.nodes) == 0:
+        return FlatSchedule(a.nodes, np.zeros(0, dtype=np.int64))
+    n = len(a.sig)
+    n_ranks = int(rank.max()) + 1
+    node_rank = np.ascontiguousarray(rank[a.sig], dtype=np.int64)
+    unresolved = np.bincount(a.edge_user, minlength=n).astype(np.int64)
+    user_start_array, users_array = users_by_argument(a.edge_user, a.edge_arg, n)
+    users = np.ascontiguousarray(users_array, dtype=np.int64)
+    user_start = np.ascontiguousarray(user_start_array, dtype=np.int64)
+    pending = np.ascontiguousarray(a.nodes - a.start, dtype=np.int64)
+    head = np.full(n_ranks, -1, dtype=np.int64)   # per rank: its first and last ready node
+    tail = np.full(n_ranks, -1, dtype=np.int64)
+    after = np.full(n, -1, dtype=np.int64)        # per node: the next ready node of its rank
+    order_array = np.empty(len(pending), dtype=np.int64)
+    order = order_array
+    for i in range(len(pending)):
+        k = pending[i]
+        if unresolved[k] == 0:
+            ready(head, tail, after, heap, node_rank[k], k)
+    while heap:
+        r = heappop(heap)
+        first = done
+        k = head[r]
+        head[r] = -1
+        while k != -1:               # the batch: the rank's ready nodes, in their order
+            order[done] = k
+            done += 1
+            k = after[k]
+        sizes.append(done - first)
+        for i in range(first, done):
+            k = order[i]
+            for e in range(user_start[k], user_start[k + 1]):
+                u = users[e]
+                unresolved[u] -= 1
+                if unresolved[u] == 0:
+                    ready(head, tail, after, heap, node_rank[u], u)
+    order_array += a.start
+    return FlatSchedule(order_array, np.asarray(sizes, dtype=np.int64))
+
+
+cdef inline int ready(long long[:] head, long long[:] tail, long long[:] after, list heap,
+                      Py_ssize_t r, Py_ssize_t k) except -1:
+    """Put node ``k`` on the agenda, last of rank ``r``."""
+    if head[r] == -1:
+        head[r] = k
+        heappush(heap, r)
+    else:
+        after[tail[r]] = k
+    tail[r] = k
+    after[k] = -1
+    return 0
+
+
 # --- the twin of each marked definition: its module and qualified name ---------------------
 
 TWINS = {
@@ -822,6 +892,7 @@ TWINS = {
     "batchviz.ops.structure.concatenate": concatenate,
     "batchviz.ops.losses.PickNegLogSoftmax.memo_key": PickNegLogSoftmax_memo_key,
     "batchviz.ops.losses.pickneglogsoftmax": pickneglogsoftmax,
+    "batchviz.schedule.vectorized.best_priority_batches": best_priority_batches,
     "batchviz.dynet.expression.ExpressionCore": ExpressionCore,
     "batchviz.dynet.expression.AffineCore": AffineCore,
     "batchviz.dynet.expression.add": add,

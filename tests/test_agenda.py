@@ -164,8 +164,8 @@ def test_recording_runs_the_readable_loop_even_where_the_twin_would_run(monkeypa
     graph = load_tutorial_graphs().tree_lstm(n_trees=64)[0]
     assert AgendaBatching().large_batches(PendingView(graph, start=0))
     calls = []
-    real = agenda_module.agenda_batches
-    monkeypatch.setattr(agenda_module, "agenda_batches",
+    real = agenda_module.best_priority_batches
+    monkeypatch.setattr(agenda_module, "best_priority_batches",
                         lambda *args: calls.append(1) or real(*args))
     plain = AgendaBatching().schedule(PendingView(graph, start=0))
     assert calls == [1]

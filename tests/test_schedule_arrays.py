@@ -23,7 +23,8 @@ from batchviz.schedule import (AgendaBatching, DepthBatching, FlatSchedule, NoBa
 from batchviz.schedule.arrays import stable_argsort
 from batchviz.schedule.layout import LayoutBatching
 from batchviz.schedule.lookahead import LookaheadBatching, SignatureLevels
-from batchviz.schedule.vectorized import _same_or_minus_one, agenda_batches, depth_batches
+from batchviz.schedule.vectorized import (_same_or_minus_one, agenda_batches,
+                                          best_priority_batches, depth_batches)
 from batchviz.signature import size_of
 from batchviz.trace.record import snapshot_plan
 
@@ -240,6 +241,8 @@ def check_agenda(view):
         expected = reference_agenda(view, strategy.priority(view))
         assert readable(strategy, view) == expected
         assert vectorized(strategy, view) == expected
+        # (compiled, the node-by-node twin in C; else the same function as `vectorized`)
+        assert best_priority_batches(view, strategy.ranks(view)).batches() == expected
         assert strategy.schedule(view) == expected
 
 

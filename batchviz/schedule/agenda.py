@@ -22,7 +22,7 @@ import numpy as np
 
 from .base import FlatSchedule, Strategy, schedule
 from .decisions import DecisionLog, Rule
-from .vectorized import BestPriority, agenda_batches
+from .vectorized import BestPriority, agenda_batches, best_priority_batches
 
 
 class Agenda:
@@ -259,7 +259,10 @@ class AgendaBatching(AgendaStrategy):
 
     def schedule_flat(self, view) -> FlatSchedule:
         if self.large_batches(view):
-            return agenda_batches(view, self.ranks(view), self.vectorized_choice(view))
+            choice = self.vectorized_choice(view)
+            if type(choice) is BestPriority:
+                return best_priority_batches(view, self.ranks(view))
+            return agenda_batches(view, self.ranks(view), choice)
         return FlatSchedule.of(run_agenda(view, self.rule(view)))
 
     def vectorized_choice(self, view):

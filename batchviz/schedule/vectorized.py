@@ -68,7 +68,7 @@ def agenda_batches(view, rank: np.ndarray, choice) -> FlatSchedule:
 
 @compiled_twin
 def best_priority_batches(view, rank: np.ndarray) -> FlatSchedule:
-    """:func:`agenda_batches` with the paper's choice, :class:`BestPriority` (its compiled
+    """:func:`agenda_batches` with the paper's choice, ``BestPriority`` (its compiled
     twin runs the node-by-node loop in C: no NumPy call per batch)."""
     return agenda_batches(view, rank, BestPriority())
 

@@ -1,6 +1,4 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-import numbers
-from heapq import heappop, heappush
 """The compiled twins of the definitions marked ``@compiled_twin`` (see :mod:`batchviz.twins`).
 
 Each twin here takes the same steps as the readable version named in its comment, with C
@@ -12,6 +10,8 @@ version, change its twin: ``tests/test_compiled_twins.py`` compares the two.
 The Python objects the twins use (the op constructors' general path, DyNet's Expression
 class, ...) are imported on first use, when the modules that define them are complete.
 """
+import numbers
+from heapq import heappop, heappush
 
 cdef extern from *:
     """
@@ -110,10 +110,10 @@ def LazyGraph_add_memoized(NodeLists self, op, args, attrs, depth):
 
 
 cdef object add_memoized(NodeLists g, op, args, attrs, depth):
-    memo_key = type(op).memo_key
+    memo_key = type(op).memo_key  # (an op's memo_key is a plain method: its function)
     if memo_key is AffineArguments_memo_key:  # (the affine ops: a C call)
         key = affine_memo_key(op, g, args, attrs)
-    else:                                     # (the function, not a bound method)
+    else:
         key = memo_key(op, g, args, attrs)
     known = g.memo.get(key)
     if known is None:

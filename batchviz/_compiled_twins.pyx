@@ -133,17 +133,27 @@ cdef inline NodeLists live_graph(x):
 
 # --- batchviz/ops/_build.py ----------------------------------------------------------------
 
-cdef object _general_build = None, _expression_list = None
+cdef object _general_build = None  # what the op modules define, imported on first use
+cdef object _expression_list, _no_prefix, _ACTIVATED, _ACTIVATIONS, _MATMUL, _AFFINE
+cdef object _CONCAT, _PNLS, _bv_cmult
 
 
-cdef inline general_path():
-    global _general_build, _expression_list
+cdef inline op_names():
+    global _general_build, _expression_list, _no_prefix, _ACTIVATED, _ACTIVATIONS, _MATMUL
+    global _AFFINE, _CONCAT, _PNLS, _bv_cmult
     if _general_build is None:
-        from batchviz.ops._build import build as _general_build, expression_list as _expression_list
+        from batchviz.ops._build import expression_list as _expression_list
+        from batchviz.ops.linalg import _ACTIVATED, _AFFINE, _MATMUL, AffineArguments
+        from batchviz.ops.linalg import ACTIVATIONS as _ACTIVATIONS
+        from batchviz.ops.structure import _CONCAT
+        from batchviz.ops.losses import _PNLS
+        from batchviz.ops.api import cmult as _bv_cmult
+        _no_prefix = AffineArguments.signature_prefix  # (which returns ())
+        from batchviz.ops._build import build as _general_build
 
 
 cdef object build(op, args, attrs=None):
-    general_path()
+    op_names()
     return _general_build(op, args, attrs)
 
 
@@ -230,7 +240,7 @@ cdef object over_nodes(op, xs):
             else:
                 if not g.finished:
                     return add_memoized(g, op, tuple(ids), None, depth + 1)
-    general_path()
+    op_names()
     return build(op, _expression_list(xs, op.name))
 
 
@@ -328,15 +338,9 @@ def AffineArguments_memo_key(self, NodeLists graph, args, attrs):
     return affine_memo_key(self, graph, args, attrs)
 
 
-cdef object _no_prefix = None   # AffineArguments.signature_prefix, which returns ()
-
-
 cdef object affine_memo_key(op, NodeLists graph, args, attrs):
-    global _no_prefix
     cdef list shapes = graph.shapes
-    if _no_prefix is None:
-        from batchviz.ops.linalg import AffineArguments
-        _no_prefix = AffineArguments.signature_prefix
+    op_names()
     prefix = () if type(op).signature_prefix is _no_prefix else op.signature_prefix(attrs)
     b = args[0]
     bias = b if b in graph.param_of_node else shapes[b]
@@ -347,25 +351,20 @@ cdef object affine_memo_key(op, NodeLists graph, args, attrs):
     return (op, prefix, bias, args[1::2], tuple([shapes[a] for a in args[2::2]]))
 
 
-cdef object _ACTIVATED = None, _ACTIVATIONS = None
-
-
 def activated_affine(activation, terms):
     """Twin of :func:`batchviz.ops.linalg.activated_affine`."""
     return activated(activation, terms)
 
 
 cdef object activated(activation, terms):
-    global _ACTIVATED, _ACTIVATIONS
-    if _ACTIVATED is None:
-        from batchviz.ops.linalg import _ACTIVATED, ACTIVATIONS as _ACTIVATIONS
+    op_names()
     op = _ACTIVATED.get(activation)
     if op is None:
         raise ValueError(f"activated_affine: activation must be one of {_ACTIVATIONS}, got "
                          f"{activation!r}")
     if type(terms) is list and len(terms) % 2 and len(terms) > 2:
         return over_parameters(op, terms)
-    general_path()
+    op_names()
     return build(op, _expression_list(terms, "activated_affine"))
 
 
@@ -376,15 +375,6 @@ def MatMul_memo_key(self, NodeLists graph, args, attrs):
     return (self, a if a in graph.param_of_node else shapes[a], shapes[x])
 
 
-cdef object _MATMUL = None, _AFFINE = None
-
-
-cdef inline linalg_ops():
-    global _MATMUL, _AFFINE
-    if _MATMUL is None:
-        from batchviz.ops.linalg import _MATMUL, _AFFINE
-
-
 def matmul(a, x):
     """Twin of :func:`batchviz.ops.linalg.matmul`."""
     return matmul_c(a, x)
@@ -393,7 +383,7 @@ def matmul(a, x):
 cdef object matmul_c(a, x):
     cdef NodeLists g = live_graph(x)
     cdef Py_ssize_t n
-    linalg_ops()
+    op_names()
     if g is not None:
         W = g.param_node.get(id(a))
         if W is not None:
@@ -408,10 +398,10 @@ def affine_transform(terms):
 
 
 cdef object affine_transform_c(terms):
-    linalg_ops()
+    op_names()
     if type(terms) is list and len(terms) % 2 and len(terms) > 2:  # usually parameters
         return over_parameters(_AFFINE, terms)                       # and vectors
-    general_path()
+    op_names()
     return build(_AFFINE, _expression_list(terms, "affine_transform"))
 
 
@@ -423,21 +413,16 @@ def Concatenate_memo_key(self, NodeLists graph, args, attrs):
     return (self,) + tuple([shapes[a] for a in args])
 
 
-cdef object _CONCAT = None
-
-
 def concatenate(xs):
     """Twin of :func:`batchviz.ops.structure.concatenate`."""
     return concatenate_nodes(xs)
 
 
 cdef object concatenate_nodes(xs):
-    global _CONCAT
-    if _CONCAT is None:
-        from batchviz.ops.structure import _CONCAT
+    op_names()
     if type(xs) is list:
         return over_nodes(_CONCAT, xs)
-    general_path()
+    op_names()
     return build(_CONCAT, _expression_list(xs, "concatenate"))
 
 
@@ -446,18 +431,13 @@ def PickNegLogSoftmax_memo_key(self, NodeLists graph, args, attrs):
     return (self, graph.shapes[args[0]])  # the class index is checked by the constructor
 
 
-cdef object _PNLS = None
-
-
 def pickneglogsoftmax(x, index):
     """Twin of :func:`batchviz.ops.losses.pickneglogsoftmax`."""
     return pickneglogsoftmax_c(x, index)
 
 
 cdef object pickneglogsoftmax_c(x, index):
-    global _PNLS
-    if _PNLS is None:
-        from batchviz.ops.losses import _PNLS
+    op_names()
     if type(index) is not int:
         if not isinstance(index, numbers.Integral):
             raise TypeError(f"pickneglogsoftmax: index must be an int, got {type(index).__name__}")
@@ -769,14 +749,9 @@ cdef tuple dims_of(e):
     return shape if shape else (1,)
 
 
-cdef object _bv_cmult = None
-
-
 def cmult(x, y):
     """Twin of :func:`batchviz.dynet.arith.cmult`."""
-    global _bv_cmult
-    if _bv_cmult is None:
-        from batchviz.ops.api import cmult as _bv_cmult
+    op_names()
     return elementwise(_bv_cmult, x, y, "cmult")
 
 

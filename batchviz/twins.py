@@ -1,7 +1,9 @@
-"""Compiled twins of the code that builds graphs, and the switch between the two versions.
+"""Compiled twins of the code that builds and schedules graphs, and the switch between the
+two versions.
 
 Building a graph runs Python for every node of every minibatch (the paper's App. B counts
-it as overhead). A dozen functions and classes on that path are marked
+it as overhead). The functions and classes on that path that cost the most (the graph's
+``push``, the op constructors, the DyNet layer's expressions, the agenda's loop) are marked
 ``@compiled_twin``: the readable version is the one at the mark, in the module that uses it;
 ``batchviz._compiled_twins`` (Cython, ``batchviz/_compiled_twins.pyx``) holds a
 compiled copy with the same steps, in C types: a node's lists are C fields of the graph, an
@@ -10,8 +12,9 @@ expression is a C struct, and the calls between them are C calls.
 When the extension is built (``pip install`` builds it where a C compiler is present) each
 marked definition is replaced by its twin, unless the environment sets
 ``BATCHVIZ_PURE_PYTHON=1``. Without the extension everything runs as written here.
-``tests/test_compiled_twins.py`` builds the example programs' graphs both ways and checks
-that they are the same graph, node by node, with the same values and gradients.
+``tests/test_compiled_twins.py`` runs the DyNet example programs both ways and checks that
+they build the same graphs, node by node, print the same losses and train the same
+parameters, bit for bit.
 """
 from __future__ import annotations
 

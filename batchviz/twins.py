@@ -1,36 +1,50 @@
-"""Compiled twins of the code that builds and schedules graphs, and the switch between the
-two versions.
+"""Compiled twins of the code that builds, schedules and plans graphs and of the Adam
+update, and the switch between the two versions.
 
 Building a graph runs Python for every node of every minibatch (the paper's App. B counts
-it as overhead). The functions and classes on that path that cost the most (the graph's
-``push``, the op constructors, the DyNet layer's expressions, the agenda's loop) are marked
-``@compiled_twin``: the readable version is the one at the mark, in the module that uses it;
-``batchviz._compiled_twins`` (Cython, ``batchviz/_compiled_twins.pyx``) holds a
-compiled copy with the same steps, in C types: a node's lists are C fields of the graph, an
-expression is a C struct, and the calls between them are C calls.
+it as overhead), and planning a run looks at every argument of every node. The functions
+and classes on those paths that cost the most (the graph's ``push``, the op constructors,
+the DyNet layer's expressions, the agenda's loop, the plan's steps per batch) are marked
+``@compiled_twin``, and so is the Adam rule, a dozen passes over every parameter. The
+readable version is the one at the mark, in the module that uses it. The extensions named
+in :data:`EXTENSIONS` (Cython, ``batchviz/_compiled_*.pyx``) hold compiled copies with the
+same steps, in C types: a node's lists are C fields of the graph, an expression is a C
+struct, the calls between them are C calls, the loops over a batch's nodes or a
+parameter's elements are C loops.
 
-When the extension is built (``pip install`` builds it where a C compiler is present) each
-marked definition is replaced by its twin, unless the environment sets
-``BATCHVIZ_PURE_PYTHON=1``. Without the extension everything runs as written here.
-``tests/test_compiled_twins.py`` runs the DyNet example programs both ways and checks that
-they build the same graphs, node by node, print the same losses and train the same
-parameters, bit for bit.
+When the extensions are built (``pip install`` builds them where a C compiler is present)
+each marked definition is replaced by its twin, unless the environment sets
+``BATCHVIZ_PURE_PYTHON=1``; :data:`READABLE` keeps the readable versions. Without the
+extensions everything runs as written at the marks. ``tests/test_compiled_twins.py`` runs
+the DyNet example programs both ways and checks that they build the same graphs, node by
+node, make the same plans, print the same losses and train the same parameters, bit for
+bit; it also compares the plan's twins with the readable versions on random graphs, and
+the Adam rule's on random arrays.
 """
 from __future__ import annotations
 
 import importlib
 import os
 
+#: the extensions that hold the twins: graph building, the DyNet layer and the agenda; the
+#: plan's steps per batch; the trainers' update rules
+EXTENSIONS = ("batchviz._compiled_twins", "batchviz._compiled_plan", "batchviz._compiled_rules")
+
 try:
     if os.environ.get("BATCHVIZ_PURE_PYTHON", "") not in ("", "0"):
         raise ImportError("BATCHVIZ_PURE_PYTHON is set")
-    _twins = importlib.import_module("batchviz._compiled_twins")
+    _twins = {}   # all or none: one switch says which code runs
+    for _extension in EXTENSIONS:
+        _twins.update(importlib.import_module(_extension).TWINS)
 except ImportError as error:
     _twins = None
     #: why the readable versions run (None: the compiled twins do)
     why_pure = str(error)
 else:
     why_pure = None
+
+#: the readable version of each definition replaced by its twin, by qualified name
+READABLE: dict = {}
 
 
 def compiled() -> bool:
@@ -39,12 +53,13 @@ def compiled() -> bool:
 
 
 def compiled_twin(definition):
-    """Mark a function, method or class that has a compiled twin: return the twin (the
+    """Mark a function, method or class that has a compiled twin: return the twin (an
     extension's ``TWINS`` names it by the definition's module and qualified name) when the
-    extension is loaded, else the definition itself."""
+    extensions are loaded, else the definition itself."""
     if _twins is None:
         return definition
-    twin = _twins.TWINS[f"{definition.__module__}.{definition.__qualname__}"]
+    name = f"{definition.__module__}.{definition.__qualname__}"
+    twin, READABLE[name] = _twins[name], definition
     if not isinstance(twin, type):  # (the readable version's docstring and module)
         twin.__doc__, twin.__module__ = definition.__doc__, definition.__module__
     return twin

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..backend import state
 from ..nn.trainers import Trainer as BatchvizTrainer
+from ..twins import compiled_twin
 from .parameters import LookupParameters
 
 
@@ -278,6 +279,7 @@ class AdamTrainer(Trainer):
         super().__init__(m, alpha)
         self.beta_1, self.beta_2, self.eps = float(beta_1), float(beta_2), float(eps)
 
+    @compiled_twin
     def rule(self, values, g, slots):
         """The update in place, through two scratch arrays: an output layer's weights are
         megabytes, and each temporary of the written-out formula would be another pass

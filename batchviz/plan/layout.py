@@ -27,6 +27,7 @@ from operator import itemgetter
 import numpy as np
 
 from ..signature import size_of
+from ..twins import compiled_twin
 
 
 class Layout:
@@ -98,6 +99,7 @@ class Layout:
         return arena, address - self.bases[arena]
 
 
+@compiled_twin
 def place_batches(graph, batches: list, layout: Layout, start: int) -> tuple:
     """Lay ``batches`` (of the nodes from ``start`` on) out one after another in a new arena,
     each batch's values one segment: set every node's address and batch. Returns

@@ -13,6 +13,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from ..signature import size_of
+from ..twins import compiled_twin
 from .layout import Layout, place_batches
 from .reads import COPIES, Shared, Strided, View, elements_copied, read_of
 
@@ -85,6 +86,7 @@ def plan(graph, batches: list, layout: Layout, start: int, every_gradient: bool 
     return Plan(arena, size, tuple(layout.batches[first:]))
 
 
+@compiled_twin
 def plan_batch(graph, layout: Layout, batch: list, sizes, block_stride: int,
                every_gradient: bool = False) -> BatchPlan:
     """One batch's plan (its nodes already placed by

@@ -118,7 +118,8 @@ def test_it_runs_under_dynet_with_the_import_line_changed(name, flags, tmp_path)
     assert source.count(IMPORT_LINE) == 1
     program = tmp_path / f"{name}.py"
     program.write_text(source.replace(IMPORT_LINE, "import dynet as dy\n"))
-    env = dict(os.environ, PYTHONPATH=str(PROGRAMS))  # toydata and steptimer, as they are
+    path = [str(PROGRAMS)] + [p for p in [os.environ.get("PYTHONPATH")] if p]  # (and where
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))  # DyNet may be): toydata, steptimer
     done = subprocess.run([sys.executable, str(program), "--quick", "--steps", "3"] + flags,
                           capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr[-2000:]

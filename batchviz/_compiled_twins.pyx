@@ -11,7 +11,13 @@ The Python objects the twins use (the op constructors' general path, DyNet's Exp
 class, ...) are imported on first use, when the modules that define them are complete.
 """
 import numbers
+import struct
+from functools import reduce
 from heapq import heappop, heappush
+from operator import iconcat
+
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.ref cimport Py_INCREF
 
 cdef extern from *:
     """
@@ -113,6 +119,14 @@ cdef object add_memoized(NodeLists g, op, args, attrs, depth):
     memo_key = type(op).memo_key  # (an op's memo_key is a plain method: its function)
     if memo_key is AffineArguments_memo_key:  # (the affine ops: a C call)
         key = affine_memo_key(op, g, args, attrs)
+    elif memo_key is Lookup_memo_key:
+        key = (op, args[0])
+    elif memo_key is MatMul_memo_key:
+        key = matmul_memo_key(op, g, args)
+    elif memo_key is PickNegLogSoftmax_memo_key:
+        key = (op, g.shapes[args[0]])
+    elif memo_key is Concatenate_memo_key:
+        key = concatenate_memo_key(op, g, args)
     else:
         key = memo_key(op, g, args, attrs)
     known = g.memo.get(key)
@@ -370,9 +384,13 @@ cdef object activated(activation, terms):
 
 def MatMul_memo_key(self, NodeLists graph, args, attrs):
     """Twin of :meth:`batchviz.ops.linalg.MatMul.memo_key`."""
+    return matmul_memo_key(self, graph, args)
+
+
+cdef tuple matmul_memo_key(op, NodeLists graph, args):
     a, x = args
     shapes = graph.shapes
-    return (self, a if a in graph.param_of_node else shapes[a], shapes[x])
+    return (op, a if a in graph.param_of_node else shapes[a], shapes[x])
 
 
 def matmul(a, x):
@@ -409,8 +427,12 @@ cdef object affine_transform_c(terms):
 
 def Concatenate_memo_key(self, NodeLists graph, args, attrs):
     """Twin of :meth:`batchviz.ops.structure.Concatenate.memo_key`."""
+    return concatenate_memo_key(self, graph, args)
+
+
+cdef tuple concatenate_memo_key(op, NodeLists graph, args):
     cdef list shapes = graph.shapes
-    return (self,) + tuple([shapes[a] for a in args])
+    return (op,) + tuple([shapes[a] for a in args])
 
 
 def concatenate(xs):
@@ -446,6 +468,52 @@ cdef object pickneglogsoftmax_c(x, index):
     if shape is not None and len(shape) == 1 and not 0 <= index < shape[0]:
         raise IndexError(f"pickneglogsoftmax: class {index} is out of range for {shape[0]} scores")
     return memoized(_PNLS, x, index)  # one loss per word: usually a memo lookup
+
+
+# --- batchviz/ops/leaves.py --------------------------------------------------------------
+
+cdef object _LOOKUP = None   # what ops.leaves and the graph module define, imported on first use
+cdef type _LookupBase
+cdef object _graph_module
+
+
+cdef inline leaf_names():
+    global _LOOKUP, _LookupBase, _graph_module
+    if _LOOKUP is None:
+        import batchviz.graph as _graph_module
+        from batchviz.parameters import LookupBase as _LookupBase
+        from batchviz.ops.leaves import LOOKUP as lookup_op
+        _LOOKUP = lookup_op
+
+
+def Lookup_memo_key(self, graph, args, attrs):
+    """Twin of :meth:`batchviz.ops.leaves.Lookup.memo_key`."""
+    return (self, args[0])
+
+
+def lookup(table, index):
+    """Twin of :func:`batchviz.ops.leaves.lookup`."""
+    return lookup_c(table, index)
+
+
+cdef object lookup_c(table, index):
+    cdef NodeLists graph
+    leaf_names()
+    if type(index) is not int or not isinstance(table, _LookupBase) or \
+            not 0 <= index < table.shape[0]:   # (the readable version converts or raises)
+        from batchviz.twins import READABLE
+        return READABLE["batchviz.ops.leaves.lookup"](table, index)
+    open_graph = _graph_module._open
+    if not isinstance(open_graph, NodeLists) or (<NodeLists>open_graph).finished:
+        open_graph = _graph_module.current_graph()   # (raises, or a graph of another kind)
+        if not isinstance(open_graph, NodeLists):
+            from batchviz.twins import READABLE
+            return READABLE["batchviz.ops.leaves.lookup"](table, index)
+    graph = <NodeLists>open_graph
+    node = graph.param_node.get(id(table))
+    if node is None:
+        node = graph.parameter_node(table)
+    return add_memoized(graph, _LOOKUP, (node,), index, 1)  # (a parameter's depth is 0)
 
 
 # --- batchviz/dynet/expression.py and arith.py --------------------------------------------
@@ -697,7 +765,8 @@ def dynet_pickneglogsoftmax(x, v):
     if type(v) is not int and not isinstance(v, numbers.Integral):
         from batchviz.dynet.losses import pickneglogsoftmax_batch
         return pickneglogsoftmax_batch(x, v)
-    x = as_expression(x, "pickneglogsoftmax")
+    if not isinstance(x, Expression):
+        x = as_expression(x, "pickneglogsoftmax")   # (raises)
     if x.bd != 1:
         raise ValueError(f"pickneglogsoftmax was called with a single class ({v}) for a "
                          f"minibatch of {x.bd}; pass a list of {x.bd} classes")
@@ -739,6 +808,46 @@ def dynet_matmul_twin(a, b):
         return new_affine([None, left, right], bd)
     from batchviz.dynet.expression import matmul_other
     return matmul_other(a, b, da, db)
+
+
+cdef type LookupParameters = None   # what dynet.parameters defines, imported on first use
+cdef type LookupExpression
+
+
+cdef inline lookup_names():
+    global LookupParameters, LookupExpression
+    if LookupParameters is None:
+        from batchviz.dynet import parameters as module
+        LookupExpression = module.LookupExpression
+        LookupParameters = module.LookupParameters
+
+
+def LookupParameters___getitem__(self, i):
+    """Twin of :meth:`batchviz.dynet.parameters.LookupParameters.__getitem__`."""
+    return dynet_lookup_c(self, i, True)
+
+
+def dynet_lookup(p, index=0, update=True):
+    """Twin of :func:`batchviz.dynet.parameters.lookup`."""
+    return dynet_lookup_c(p, index, update)
+
+
+cdef object dynet_lookup_c(p, index, update):
+    cdef ExpressionCore core
+    lookup_names()
+    dynet_names()
+    if not isinstance(p, LookupParameters):
+        raise TypeError(f"lookup needs LookupParameters, got {type(p).__name__}")
+    node = lookup_c(p._p, index)
+    row = node if len(p.row_dims) == 1 else p._rows(node)
+    e = twins_new_instance(LookupExpression)   # LookupExpression(x, 1, p, node)
+    core = <ExpressionCore>e
+    core._x = row if update else bv.nobackprop(row)
+    core.bd = 1
+    if SESSION.immediate and type(core._x) is BvExpression:  # renew_cg(immediate_compute=True)
+        e.npvalue()
+    e.table, e.looked_up = p, node
+    return e
 
 
 cdef tuple dims_of(e):
@@ -845,6 +954,57 @@ cdef inline int ready(long long[:] head, long long[:] tail, long long[:] after, 
     return 0
 
 
+# --- batchviz/schedule/arrays.py ----------------------------------------------------------
+
+def flatten(sequences):
+    """Twin of :func:`batchviz.schedule.arrays.flatten`: for a list of tuples or lists (a
+    graph's arguments), the result is sized once and filled in one C loop."""
+    cdef Py_ssize_t total = 0, at = 0, i, k, m
+    cdef list out
+    if type(sequences) is not list:
+        return reduce(iconcat, sequences, [])
+    for item in <list>sequences:
+        if type(item) is tuple:
+            total += len(<tuple>item)
+        elif type(item) is list:
+            total += len(<list>item)
+        else:
+            return reduce(iconcat, sequences, [])
+    out = PyList_New(total)
+    for item in <list>sequences:
+        m = len(item)
+        for k in range(m):
+            value = (<tuple>item)[k] if type(item) is tuple else (<list>item)[k]
+            Py_INCREF(value)
+            PyList_SET_ITEM(out, at, value)
+            at += 1
+    return out
+
+
+def int64_array(ints, Py_ssize_t count):
+    """Twin of :func:`batchviz.schedule.arrays.int64_array`: a list of ``count`` ints is
+    written into the array in one C loop; anything else (and any error) takes the readable
+    version's ``struct.pack``, with its errors."""
+    import numpy as np
+    cdef long long[::1] values
+    cdef Py_ssize_t i
+    if type(ints) is list and len(<list>ints) == count:
+        array = np.empty(count, dtype=np.int64)
+        values = array
+        try:
+            for i in range(count):
+                item = (<list>ints)[i]
+                if type(item) is not int:
+                    raise TypeError
+                values[i] = item
+        except (TypeError, OverflowError):
+            pass
+        else:
+            array.flags.writeable = False
+            return array
+    return np.frombuffer(struct.pack(f"{count}q", *ints), dtype=np.int64)
+
+
 # --- the twin of each marked definition: its module and qualified name ---------------------
 
 TWINS = {
@@ -867,7 +1027,13 @@ TWINS = {
     "batchviz.ops.structure.concatenate": concatenate,
     "batchviz.ops.losses.PickNegLogSoftmax.memo_key": PickNegLogSoftmax_memo_key,
     "batchviz.ops.losses.pickneglogsoftmax": pickneglogsoftmax,
+    "batchviz.ops.leaves.Lookup.memo_key": Lookup_memo_key,
+    "batchviz.ops.leaves.lookup": lookup,
+    "batchviz.dynet.parameters.LookupParameters.__getitem__": LookupParameters___getitem__,
+    "batchviz.dynet.parameters.lookup": dynet_lookup,
     "batchviz.schedule.vectorized.best_priority_batches": best_priority_batches,
+    "batchviz.schedule.arrays.flatten": flatten,
+    "batchviz.schedule.arrays.int64_array": int64_array,
     "batchviz.dynet.expression.ExpressionCore": ExpressionCore,
     "batchviz.dynet.expression.AffineCore": AffineCore,
     "batchviz.dynet.expression.add": add,

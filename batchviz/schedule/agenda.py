@@ -254,16 +254,20 @@ class AgendaBatching(AgendaStrategy):
 
     def schedule(self, view):
         if view.decisions is None and self.large_batches(view):
-            return self.schedule_flat(view).batches()
+            return self.batch_at_a_time(view).batches()
         return run_agenda(view, self.rule(view), view.decisions)
 
     def schedule_flat(self, view) -> FlatSchedule:
         if self.large_batches(view):
-            choice = self.vectorized_choice(view)
-            if type(choice) is BestPriority:
-                return best_priority_batches(view, self.ranks(view))
-            return agenda_batches(view, self.ranks(view), choice)
+            return self.batch_at_a_time(view)
         return FlatSchedule.of(run_agenda(view, self.rule(view)))
+
+    def batch_at_a_time(self, view) -> FlatSchedule:
+        """The schedule by the vectorized twin of the agenda loop (for large batches)."""
+        choice = self.vectorized_choice(view)
+        if type(choice) is BestPriority:
+            return best_priority_batches(view, self.ranks(view))
+        return agenda_batches(view, self.ranks(view), choice)
 
     def vectorized_choice(self, view):
         """The rule in the form the vectorized loop takes (see :func:`agenda_batches`)."""

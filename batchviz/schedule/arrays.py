@@ -14,6 +14,7 @@ from operator import iconcat
 import numpy as np
 
 from ..errors import ScheduleError
+from ..twins import compiled_twin
 
 
 class PendingArrays:
@@ -148,6 +149,7 @@ def stable_argsort(keys: np.ndarray, bound: int) -> np.ndarray:
     return np.argsort(keys, kind="stable")
 
 
+@compiled_twin
 def flatten(sequences) -> list:
     """The items of all ``sequences``, one after another, as one list: what
     ``list(chain.from_iterable(sequences))`` gives, about twice as fast on many short tuples
@@ -155,6 +157,7 @@ def flatten(sequences) -> list:
     return reduce(iconcat, sequences, [])
 
 
+@compiled_twin
 def int64_array(ints, count: int) -> np.ndarray:
     """``count`` Python ints (a list or any iterable) as a read-only int64 array.
 

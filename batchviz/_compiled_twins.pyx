@@ -359,9 +359,9 @@ cdef object affine_memo_key(op, NodeLists graph, args, attrs):
     b = args[0]
     bias = b if b in graph.param_of_node else shapes[b]
     if len(args) == 3:
-        return (op, prefix, bias, (args[1],), (shapes[args[2]],))
+        return (op, prefix, bias, args[1], shapes[args[2]])
     if len(args) == 5:
-        return (op, prefix, bias, (args[1], args[3]), (shapes[args[2]], shapes[args[4]]))
+        return (op, prefix, bias, args[1], args[3], shapes[args[2]], shapes[args[4]])
     return (op, prefix, bias, args[1::2], tuple([shapes[a] for a in args[2::2]]))
 
 

@@ -218,15 +218,17 @@ class AffineArguments(Op):
         """The bias's and the ``W``s' node ids (a parameter's id is what the signature
         names; any other node's id fixes its shape; a bias that is not a parameter is
         named by its shape, since every input projection of a sequence is another one)
-        and the ``x``s' shapes. Built without a Python loop, and for one product ``b + W x``
-        without slices either: this runs for every output layer."""
+        and the ``x``s' shapes. Built without a Python loop, and for one or two products
+        (``b + W x``, every gate of every step) as one flat tuple: no slices, no inner
+        tuples to make and compare. (A flat key holds node ids where the general key
+        holds tuples of them, so the two never collide.)"""
         b, shapes = args[0], graph.shapes
         bias = b if b in graph.param_of_node else shapes[b]
-        if len(args) == 3:  # b + W x, the usual case: no slices
-            return (self, self.signature_prefix(attrs), bias, (args[1],), (shapes[args[2]],))
+        if len(args) == 3:  # b + W x, the usual case
+            return (self, self.signature_prefix(attrs), bias, args[1], shapes[args[2]])
         if len(args) == 5:  # a BiLSTM's output layer, b + W_f f + W_b b
-            return (self, self.signature_prefix(attrs), bias, (args[1], args[3]),
-                    (shapes[args[2]], shapes[args[4]]))
+            return (self, self.signature_prefix(attrs), bias, args[1], args[3],
+                    shapes[args[2]], shapes[args[4]])
         return (self, self.signature_prefix(attrs), bias, args[1::2],
                 tuple(map(shapes.__getitem__, args[2::2])))
 

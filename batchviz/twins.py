@@ -24,17 +24,34 @@ the Adam rule's on random arrays.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 
 #: the extensions that hold the twins: graph building, the DyNet layer and the agenda; the
 #: plan's steps per batch; the trainers' update rules
 EXTENSIONS = ("batchviz._compiled_twins", "batchviz._compiled_plan", "batchviz._compiled_rules")
 
+
+
+def _check_built(name: str) -> None:
+    """Raise ImportError when the extension ``name`` is older than its Cython source beside
+    it (a checkout whose ``.pyx`` changed since ``pip install -e .``): its twins could differ
+    from the readable versions, which then run instead."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        raise ImportError(f"{name} is not built")
+    source = os.path.join(os.path.dirname(spec.origin), name.rsplit(".", 1)[1] + ".pyx")
+    if os.path.exists(source) and os.path.getmtime(source) > os.path.getmtime(spec.origin):
+        raise ImportError(f"{name} is older than {os.path.basename(source)}: run "
+                          "`pip install -e .` to build the compiled twins again")
+
+
 try:
     if os.environ.get("BATCHVIZ_PURE_PYTHON", "") not in ("", "0"):
         raise ImportError("BATCHVIZ_PURE_PYTHON is set")
     _twins = {}   # all or none: one switch says which code runs
     for _extension in EXTENSIONS:
+        _check_built(_extension)
         _twins.update(importlib.import_module(_extension).TWINS)
 except ImportError as error:
     _twins = None
@@ -59,6 +76,10 @@ def compiled_twin(definition):
     if _twins is None:
         return definition
     name = f"{definition.__module__}.{definition.__qualname__}"
+    if name not in _twins:
+        raise ImportError(f"{name} is marked @compiled_twin, but the compiled extensions have no "
+                          "twin of it: build them again (`pip install -e .`), or run the "
+                          "readable versions (BATCHVIZ_PURE_PYTHON=1)")
     twin, READABLE[name] = _twins[name], definition
     if not isinstance(twin, type):  # (the readable version's docstring and module)
         twin.__doc__, twin.__module__ = definition.__doc__, definition.__module__

@@ -97,7 +97,32 @@ def dynet_step(root: Path, name: str, quick: bool) -> float:
 def worktree(rev: str, where: Path) -> Path:
     subprocess.run(["git", "worktree", "add", "--detach", str(where), rev], cwd=ROOT,
                    check=True, capture_output=True, text=True)
+    build_twins(where)
     return where
+
+
+def build_twins(root: Path) -> None:
+    """Compile the compiled twins of the checkout at ``root`` in place, as installing it
+    does (``batchviz/twins.py``): a fresh worktree has none, and would run its readable
+    Python against this checkout's compiled code. Needs Cython (the ``bench`` extra); the
+    report says which side runs what (:func:`twins_of`)."""
+    if (root / "setup.py").exists():
+        subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-q"], cwd=root,
+                       capture_output=True, text=True)
+
+
+def twins_of(root: Path) -> str:
+    """Whether the checkout at ``root`` runs compiled twins: ``compiled``, ``readable``
+    (with the reason), or ``none`` (a commit from before them)."""
+    if not (root / "batchviz" / "twins.py").exists():
+        return "none"
+    probe = ("from batchviz import twins\n"
+             "print('compiled' if twins.compiled() else f'readable ({twins.why_pure})')")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True,
+                          text=True, env=dict(os.environ, PYTHONPATH=str(root)))
+    if done.returncode:
+        return "unknown: " + done.stderr.strip()[-200:]
+    return done.stdout.strip()
 
 
 def run(quick: bool = False, rev: str = "HEAD", rounds: int = 5, tasks=TASKS,
@@ -112,6 +137,8 @@ def run(quick: bool = False, rev: str = "HEAD", rounds: int = 5, tasks=TASKS,
         old = worktree(rev, Path(tmp) / "old")
         try:
             sides = {"old": old, "new": ROOT}
+            twins = {side: twins_of(root) for side, root in sides.items()}
+            print(f"compiled twins: {rev} {twins['old']}; this checkout {twins['new']}")
             with tqdm(total=len(tasks) * rounds * 2, desc=f"against {rev}", disable=None) as bar:
                 for task in tasks:
                     medians = {"old": [], "new": []}

@@ -267,6 +267,20 @@ def test_against_times_one_side_and_reports_the_paired_rounds(capsys):
     assert paired["faster_rounds"] == 5 and paired["interval_95"][0] > 1.5
 
 
+def test_against_says_which_side_runs_compiled_twins(tmp_path):
+    """Each side's twins are reported (a worktree gets its own built first,
+    ``build_twins``): this checkout's as ``twins.compiled()`` says, a folder without
+    ``batchviz.twins`` (a commit from before them) as none."""
+    from batchviz import twins
+    from benchmarks import against
+
+    expected = "compiled" if twins.compiled() else "readable ("
+    assert against.twins_of(against.ROOT).startswith(expected)
+    (tmp_path / "batchviz").mkdir()
+    (tmp_path / "batchviz" / "__init__.py").write_text("")
+    assert against.twins_of(tmp_path) == "none"
+
+
 def test_against_times_a_dynet_program_and_checks_its_tasks(capsys):
     """``against --tasks dynet_treelstm``: the DyNet program's step under this checkout's
     batchviz.dynet; a task that is not one of against's is refused, naming them."""

@@ -259,3 +259,23 @@ def test_the_adam_twin_leaves_the_same_bits(dtype):
     AdamTrainer.rule(twin_trainer, strided[0], strided[1], strided[2:])
     readable(twin_trainer, copies[0], copies[1], copies[2:])
     assert all(a.tobytes() == b.tobytes() for a, b in zip(strided, copies))
+
+
+# --- out of date ----------------------------------------------------------------------------
+
+@needs_twins
+def test_an_extension_older_than_its_source_is_not_used(monkeypatch):
+    """A ``.pyx`` changed since the extensions were built: the readable versions run, and
+    ``why_pure`` says how to build again; a mark without a twin is an ImportError that
+    says the same."""
+    monkeypatch.setattr(twins.os.path, "getmtime",
+                        lambda path: 2.0 if str(path).endswith(".pyx") else 1.0)
+    with pytest.raises(ImportError, match=r"older than _compiled_plan\.pyx: run `pip install"):
+        twins._check_built("batchviz._compiled_plan")
+
+    def not_twinned():
+        pass
+
+    with pytest.raises(ImportError, match="marked @compiled_twin, but the compiled extensions "
+                                          "have no twin of it"):
+        twins.compiled_twin(not_twinned)

@@ -207,7 +207,8 @@ def test_the_plan_twins_equal_the_readable_plan_on_random_graphs(params):
 def test_the_plan_twins_on_lstm_steps_and_tutorial_graphs():
     """Nodes that keep several blocks (plane by plane), block reads and strided views (the
     LSTM models), every other scalar of a batch (a strided view for an element-wise op),
-    the tutorials' graphs, and reads of every kind among them."""
+    element-wise batches of several sizes, the tutorials' graphs, and reads of every kind
+    among them."""
     graph, scalars = bv.Graph(), bv.Graph()
     with graph:
         lstm_models_loss(seed=3)
@@ -216,6 +217,13 @@ def test_the_plan_twins_on_lstm_steps_and_tutorial_graphs():
         s = [bv.tanh(p * float(k + 1)) for k in range(6)]
         bv.esum([bv.logistic(s[k]) for k in (0, 2, 4)])
     assert "Strided" in check_plans(scalars)
+    sizes = bv.Graph()   # element-wise batches of several sizes, read whole and in part
+    with sizes:
+        ts = [bv.tanh(bv.input(np.ones(n))) for n in (3, 5, 2, 5)]
+        bv.esum([bv.sum_elems(bv.logistic(ts[k])) for k in (0, 2, 3)])
+    assert "Copy" in check_plans(sizes)
+    several = plan(sizes, AgendaBatching().schedule(PendingView(sizes, start=0)), Layout(), 0)
+    assert any(type(b.sizes) is list for b in several.batches)
     kinds = set()
     for g in [graph] + [TUTORIAL_GRAPHS[name]()[0] for name in sorted(TUTORIAL_GRAPHS)]:
         kinds |= check_plans(g)

@@ -61,10 +61,16 @@ print(json.dumps(steps))
 """
 
 
+def side_env(root: Path) -> dict:
+    """The environment of a process that runs the checkout at ``root``: its folder first on
+    ``PYTHONPATH``, what was there after it (where other packages may be installed)."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(root)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+
+
 def side_steps(root: Path, task: str, quick: bool, repeat: int) -> list:
     """Step seconds of ``task`` (agenda) in the checkout at ``root``, in a fresh process."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(root)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    env = side_env(root)
     if task in DYNET_TASKS:
         return [dynet_step(root, task[len("dynet_"):], quick)]
     if task == "overhead":
@@ -119,7 +125,7 @@ def twins_of(root: Path) -> str:
     probe = ("from batchviz import twins\n"
              "print('compiled' if twins.compiled() else f'readable ({twins.why_pure})')")
     done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True,
-                          text=True, env=dict(os.environ, PYTHONPATH=str(root)))
+                          text=True, env=side_env(root))
     if done.returncode:
         return "unknown: " + done.stderr.strip()[-200:]
     return done.stdout.strip()

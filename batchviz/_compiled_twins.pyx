@@ -850,6 +850,17 @@ cdef object dynet_lookup_c(p, index, update):
     return e
 
 
+def _as_input(x, who):
+    """Twin of :func:`batchviz.dynet.rnn._as_input`."""
+    dynet_names()
+    if isinstance(x, Expression):   # (else as_expression says why it is not one)
+        dims = dims_of(x)
+        if len(dims) != 2 or dims[1] != 1:   # usually a vector: the input as it is
+            return x
+    from batchviz.dynet.rnn import _as_input_column
+    return _as_input_column(x, who)
+
+
 cdef tuple dims_of(e):
     """:func:`batchviz.dynet.dims.dims_of`."""
     shape = e.x.shape
@@ -1045,6 +1056,7 @@ TWINS = {
     "batchviz.dynet.arith._activation": _activation,
     "batchviz.dynet.shaping.concatenate": dynet_concatenate,
     "batchviz.dynet.shaping._rows_of": _rows_of,
+    "batchviz.dynet.rnn._as_input": _as_input,
     "batchviz.dynet.losses.pickneglogsoftmax": dynet_pickneglogsoftmax,
     "batchviz.dynet.losses._scores": _scores,
 }

@@ -12,6 +12,7 @@ for the GRU.
 """
 from __future__ import annotations
 
+from ..twins import compiled_twin
 from .arith import affine_transform, cmult, logistic, tanh
 from .dims import dims_of
 from .expression import Expression, as_expression
@@ -30,10 +31,16 @@ def _size(v):
         return None
 
 
+@compiled_twin
 def _as_input(x, who: str) -> Expression:
     """``x`` as a builder's input. A ``(n, 1)`` column is the vector it holds, as in DyNet,
     whose builders take it: a product of a matrix and a column (an attention's context,
     ``M * weights``) is one, and so is what it is concatenated into."""
+    return _as_input_column(x, who)
+
+
+def _as_input_column(x, who: str) -> Expression:
+    """:func:`_as_input` of any ``x`` (its twin takes the usual vector at once)."""
     x = as_expression(x, who)
     dims = dims_of(x)
     if len(dims) == 2 and dims[1] == 1:

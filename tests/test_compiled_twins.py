@@ -287,3 +287,35 @@ def test_an_extension_older_than_its_source_is_not_used(monkeypatch):
     with pytest.raises(ImportError, match="marked @compiled_twin, but the compiled extensions "
                                           "have no twin of it"):
         twins.compiled_twin(not_twinned)
+
+
+@needs_twins
+def test_the_adam_twin_reports_nan_and_infinity_as_numpy_would():
+    """An overflow or a NaN made by the update is a RuntimeWarning at the user's line by
+    default, a FloatingPointError under ``np.errstate(all="raise")``, nothing when NumPy
+    is told to ignore it; an underflow (tiny gradients) is nothing by default: as the
+    readable rule's NumPy operations do."""
+    import warnings
+
+    import batchviz.dynet as dy
+    from batchviz.dynet.trainers import AdamTrainer
+
+    bv.set_backend("numpy")
+    readable = twins.READABLE["batchviz.dynet.trainers.AdamTrainer.rule"]
+    trainer = AdamTrainer(dy.ParameterCollection(), alpha=0.01)
+
+    def run(rule, g, **errstate):
+        arrays = [np.ones(5, np.float32), np.zeros(5, np.float32), np.zeros(5, np.float32)]
+        with warnings.catch_warnings(record=True) as caught, np.errstate(**errstate):
+            warnings.simplefilter("always")
+            rule(trainer, arrays[0], g, arrays[1:])
+        return [(w.category, str(w.message).split(" encountered")[0]) for w in caught]
+
+    huge = np.array([1.0, 3e30, 2.0, 0.0, 1.0], np.float32)  # its square overflows
+    tiny = np.full(5, 1e-30, np.float32)                        # its square underflows
+    for rule in (AdamTrainer.rule, readable):
+        assert run(rule, huge) == [(RuntimeWarning, "overflow")]
+        with pytest.raises(FloatingPointError, match="overflow encountered"):
+            run(rule, huge, all="raise")
+        assert run(rule, huge, all="ignore") == []
+        assert run(rule, tiny) == []

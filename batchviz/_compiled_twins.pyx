@@ -970,7 +970,7 @@ cdef inline int ready(long long[:] head, long long[:] tail, long long[:] after, 
 def flatten(sequences):
     """Twin of :func:`batchviz.schedule.arrays.flatten`: for a list of tuples or lists (a
     graph's arguments), the result is sized once and filled in one C loop."""
-    cdef Py_ssize_t total = 0, at = 0, i, k, m
+    cdef Py_ssize_t total = 0, at = 0, k, m
     cdef list out
     if type(sequences) is not list:
         return reduce(iconcat, sequences, [])

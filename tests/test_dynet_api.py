@@ -2,7 +2,7 @@
 uses that cannot have DyNet's meaning, files, dropout and random inputs, and how DyNet's minibatches batch and
 are counted by batchviz."""
 import importlib.util
-import json
+import sys
 import warnings
 import zipfile
 
@@ -11,7 +11,8 @@ import pytest
 
 import batchviz as bv
 import batchviz.dynet as dy
-from batchviz.dynet import config
+from batchviz.dynet import config, metafile
+from batchviz.dynet.metafile import Global
 
 from helpers import assert_central_differences, warns_on_numpy
 
@@ -377,7 +378,14 @@ def test_collection_save_and_populate(tmp_path):
         np.testing.assert_array_equal(p.as_array(), v)
     # the LSTM bias is saved as DyNet sees it: zeros (the forget bias is added at each step)
     assert not lstm.get_parameters()[0][2].as_array().any()
-    assert zipfile.is_zipfile(path)
+    # DyNet's text format: parameters first, then tables, by their full names
+    headers = [line.split()[:3] for line in open(path) if line.startswith("#")]
+    assert headers == [["#Parameter#", "/_0", "{3,2}"],
+                       ["#Parameter#", "/vanilla-lstm-builder/_0", "{12,2}"],
+                       ["#Parameter#", "/vanilla-lstm-builder/_1", "{12,3}"],
+                       ["#Parameter#", "/vanilla-lstm-builder/_2", "{12}"],
+                       ["#LookupParameter#", "/_1", "{2,4}"]]
+    assert not zipfile.is_zipfile(path)
 
 
 def test_dy_save_and_load_make_the_objects_again(tmp_path):
@@ -388,9 +396,10 @@ def test_dy_save_and_load_make_the_objects_again(tmp_path):
     W = pc.add_parameters((2, 4))
     base = str(tmp_path / "saved")
     dy.save(base, [E, lstm, bi, W])
-    meta = json.loads(open(base + ".meta").read())
-    assert [m["kind"] for m in meta] == ["LookupParameters", "VanillaLSTMBuilder",
-                                         "BiRNNBuilder", "Parameters"]
+    meta = metafile.read(base + ".meta")     # (read without unpickling)
+    assert [m[0] for m in meta] == ["LookupParameters", Global("_dynet", "VanillaLSTMBuilder"),
+                                    Global("_dynet", "BiRNNBuilder"), "Parameters"]
+    assert meta[2][1][3] == Global("_dynet", "GRUBuilder")   # the spec names DyNet's class
     pc2 = dy.ParameterCollection()
     E2, lstm2, bi2, W2 = dy.load(base, pc2)
     np.testing.assert_array_equal(E2.as_array(), E.as_array())
@@ -440,9 +449,9 @@ def test_dy_save_and_load_a_class_of_ones_own(tmp_path):
     mlp = OneLayerMLP(pc, 4, 5, 3, dy.rectify)
     base = str(tmp_path / "basename")
     dy.save(base, [mlp, E])
-    meta = json.loads(open(base + ".meta").read())
-    assert meta[0]["class"] == f"{__name__}:OneLayerMLP"
-    assert meta[0]["spec"]["tuple"][3] == {"name": "batchviz.dynet.arith:rectify"}
+    meta = metafile.read(base + ".meta")
+    assert meta[0][0] == Global(__name__, "OneLayerMLP")
+    assert meta[0][1][3] == Global("_dynet", "rectify")     # DyNet's name of dy.rectify
     mlp2, E2 = dy.load(base, dy.ParameterCollection())
     assert isinstance(mlp2, OneLayerMLP) and mlp2.spec == mlp.spec
     dy.renew_cg()
@@ -450,11 +459,12 @@ def test_dy_save_and_load_a_class_of_ones_own(tmp_path):
     mlp.spec = (4, 5, 3, object())                     # not something a file can hold
     with pytest.raises(NotImplementedError, match="its spec holds a value of type object, .*never pickles"):
         dy.save(base, [mlp])
-    meta[0]["class"] = "some_module_not_imported:Evil"
-    open(base + ".meta", "w").write(json.dumps(meta))
-    with pytest.raises(ValueError, match="some_module_not_imported:Evil, which is not in any "
-                                         "module this program has imported"):
+    metafile.write(base + ".meta", [(Global("some_module_not_imported", "Evil"),) + meta[0][1:],
+                                    meta[1]])
+    with pytest.raises(RuntimeError, match="some_module_not_imported.Evil, which is not in any "
+                                           "module this program has imported"):
         dy.load(base, dy.ParameterCollection())
+    assert "some_module_not_imported" not in sys.modules
 
 
 def test_populate_refuses_a_file_of_another_model(tmp_path):
@@ -464,7 +474,9 @@ def test_populate_refuses_a_file_of_another_model(tmp_path):
     pc.save(path)
     other = dy.ParameterCollection()
     other.add_parameters((2, 2))
-    with pytest.raises(ValueError, match="shape"):
+    with pytest.raises(RuntimeError, match=r"/_0 \{3,2\}\): the dimensions of parameter /_0 in "
+                                           r"the file do not match /_0 of the collection /, "
+                                           r"\{2,2\}"):
         other.populate(path)
 
 

@@ -3,7 +3,8 @@ named as DyNet names them, saved and loaded by those names.
 
 A collection (and all its sub-collections) keeps its values in one batchviz
 :class:`~batchviz.Model`; its parameters are :mod:`.parameters`' kinds. Names follow
-DyNet's scheme (``/_0``, ``/W``, ``/W_1``, ``/sub/_0``), and are the keys of saved files.
+DyNet's scheme (``/_0``, ``/W``, ``/W_1``, ``/sub/_0``), and are the names in saved files
+(DyNet's text format, :mod:`.files`).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 
 from ..model import Model as BatchvizModel
 from . import config, files
+from .textformat import LOOKUP, PARAMETER
 from . import graph as _graph
 from .initializers import GlorotInitializer, NumpyInitializer, PyInitializer, initializer_for
 from .parameters import LookupParameters, OffsetParameters, Parameters
@@ -38,11 +40,14 @@ class ParameterCollection:
         # made (DyNet's parameters_list() order)
         self._made: list = []
         self._counts: dict = {}      # names given so far -> how many times
+        self._collection_counts: dict = {}   # the same for sub-collections (DyNet counts
+                                             # them apart: "/_0" and "/_0/" may both be)
 
-    def _local_name(self, name) -> str:
+    def _local_name(self, name, counts=None) -> str:
         base = "" if name is None else _check_name(str(name))
-        k = self._counts.get(base, 0)
-        self._counts[base] = k + 1
+        counts = self._counts if counts is None else counts
+        k = counts.get(base, 0)
+        counts[base] = k + 1
         return base if base and k == 0 else f"{base}_{k}"
 
     def _add(self, cls, values: np.ndarray, name, offset=None):
@@ -107,7 +112,8 @@ class ParameterCollection:
         return stored
 
     def add_subcollection(self, name=None) -> "ParameterCollection":
-        child = ParameterCollection(self, self._name + self._local_name(name) + "/")
+        child = ParameterCollection(
+            self, self._name + self._local_name(name, self._collection_counts) + "/")
         return child
 
     # --- what the collection holds ----------------------------------------------------------
@@ -133,34 +139,49 @@ class ParameterCollection:
     def name(self) -> str:
         return self._name
 
-    # --- files (.npz, keyed by names; see batchviz.dynet.files) -------------------------------
+    # --- files: DyNet's text format (see batchviz.dynet.files and .textformat) ------------------
     def save(self, fname, name: str = "", append: bool = False) -> None:
-        """Write every value of the collection to ``fname``, keyed by the parameters' names
-        (with ``name`` in place of the collection's own name, when given)."""
-        prefix = name or self._name
-        files.write(fname, {prefix + p._name[len(self._name):]: p._file_values()
-                            for p in self._all()}, append)
+        """Write the collection to ``fname`` in DyNet's text format, as DyNet does: its
+        parameters, then its tables, by their full names (with ``name``, which starts with
+        '/', in place of the collection's own name, when given)."""
+        files.save_collection(fname, self.parameters_list(), self.lookup_parameters_list(),
+                              self._name, name, append)
 
     def populate(self, fname, key: str = "") -> None:
-        """Read every value of the collection from ``fname``, saved by a collection made
-        the same way (under the name ``key``, by default this collection's name). Nothing
-        is changed unless every parameter is found with its shape."""
-        prefix = key or self._name
-        params = self._all()
-        values = files.read_all(fname, [prefix + p._name[len(self._name):] for p in params],
-                                [p.shape() for p in params])
-        for p, v in zip(params, values):
+        """Read every value of the collection from ``fname``, saved by a collection made the
+        same way: as DyNet, the file's parameters and tables (those whose names start with
+        ``key``, when given) in order, each of its dimensions. Nothing is changed unless
+        all of them fit (a RuntimeError names the record and what was expected)."""
+        self._populate_from(files.ModelFile(fname), key)
+
+    def _populate_from(self, source, key: str = "") -> None:
+        """:meth:`populate` from a file already read (``dy.load`` reads its file once)."""
+        params, lookups = self.parameters_list(), self.lookup_parameters_list()
+        values = source.for_collection(params, lookups, self._name, key)
+        for p, v in zip(params + lookups, values):
             p.set_value(v)
 
     write_to_textfile = save
     populate_from_textfile = populate
 
     def load_param(self, fname, key: str) -> Parameters:
-        """A new parameter of this collection holding the values saved under ``key``."""
-        return self.parameters_from_numpy(files.read_one(fname, key))
+        """A new parameter of this collection holding the values saved under ``key`` (and,
+        as DyNet names it, called ``key``)."""
+        _require_key(key, "load_param")
+        return self._load_from(files.ModelFile(fname), PARAMETER, key)
 
     def load_lookup_param(self, fname, key: str) -> LookupParameters:
-        return self.lookup_parameters_from_numpy(files.read_one(fname, key))
+        """A new table of this collection holding the table saved under ``key``."""
+        _require_key(key, "load_lookup_param")
+        return self._load_from(files.ModelFile(fname), LOOKUP, key)
+
+    def _load_from(self, source, kind: str, key: str):
+        """A new parameter or table from the record ``key`` of a file already read."""
+        values = source.named(kind, key)
+        made = self.lookup_parameters_from_numpy(values) if kind == LOOKUP \
+            else self.parameters_from_numpy(values)
+        made._name = key
+        return made
 
     def get_weight_decay(self) -> float:
         return 0.0
@@ -177,6 +198,12 @@ class ParameterCollection:
 
 
 Model = ParameterCollection
+
+
+def _require_key(key: str, what: str) -> None:
+    """DyNet's loader finds one parameter only by its full name."""
+    if not key:
+        raise ValueError(f"TextFileLoader.{what}() requires non-empty key")
 
 
 def _dims(dim) -> tuple:

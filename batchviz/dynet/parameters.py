@@ -100,13 +100,15 @@ class _Stored(Expression):
         return self if update else self.const_expr()
 
     def save(self, fname, key: str = "", append: bool = False) -> None:
-        """Write the values to the file ``fname`` (``.npz``) under ``key`` (default: the
-        parameter's name); ``append`` adds them to what the file holds."""
-        files.write(fname, {key or self._name: self._file_values()}, append)
+        """Write the values to the file ``fname`` in DyNet's text format, under ``key``
+        (default: the parameter's name); ``append`` adds them to what the file holds."""
+        files.save_one(fname, self, key, append)
 
     def populate(self, fname, key: str = "") -> None:
-        """Read the values saved under ``key`` (default: the parameter's name)."""
-        self.set_value(files.read_one(fname, key or self._name, self.shape()))
+        """Read the values saved under ``key`` (default: the parameter's name) from a file
+        in DyNet's text format (or an older batchviz.dynet ``.npz``)."""
+        source = files.ModelFile(fname)
+        self.set_value(source.named(files.kind_of(self), key or self._name, self.shape()))
 
     write_to_textfile = save
     populate_from_textfile = populate

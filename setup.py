@@ -1,24 +1,43 @@
-"""Builds batchviz's compiled twins (``batchviz/_compiled_*.pyx``, see
-``batchviz/twins.py``); everything else about the package is in ``pyproject.toml``.
+"""Compiles the modules named in ``batchviz/compiled.py`` from their own ``.py`` source with
+Cython (see that module); everything else about the package is in ``pyproject.toml``.
 
-The extensions are optional: where one cannot be compiled (no C compiler, or a build without
-build isolation and without Cython), the build goes on without it and batchviz runs the
-readable Python versions."""
+The compiled modules are optional: where one cannot be compiled (no C compiler, or a build
+without build isolation and without Cython), the build goes on without it and batchviz runs
+its Python source, which gives the same results more slowly."""
+import ast
 import os
+from pathlib import Path
 
 from setuptools import Extension, setup
+
+
+def compiled_modules() -> tuple:
+    """``MODULES`` of ``batchviz/compiled.py``, read without importing batchviz (whose
+    dependencies a build environment does not have)."""
+    tree = ast.parse(Path("batchviz/compiled.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign):
+            node = ast.Assign(targets=[node.target], value=node.value)
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "MODULES":
+            return ast.literal_eval(node.value)
+    raise RuntimeError("batchviz/compiled.py defines no MODULES")
+
+
+#: the Python semantics of the source, kept: annotations are documentation (not C types),
+#: indexing and division behave as in Python
+DIRECTIVES = {"language_level": 3, "binding": True, "annotation_typing": False}
 
 try:
     from Cython.Build import cythonize
 except ImportError:
     ext_modules = []
 else:
-    #: the update rules' twins must round as NumPy does: no fused multiply-adds
-    exact = [] if os.name == "nt" else ["-ffp-contract=off", "-fno-math-errno"]
-    twins = [Extension(f"batchviz.{name}", [f"batchviz/{name}.pyx"], optional=True,
-                       extra_compile_args=flags)
-             for name, flags in (("_compiled_twins", []), ("_compiled_plan", []),
-                                 ("_compiled_rules", exact))]
-    ext_modules = cythonize(twins, language_level=3, quiet=True)
+    twins = [Extension("batchviz._compiled_twins", ["batchviz/_compiled_twins.pyx"],
+                       optional=True)]
+    sources = [Extension(module, [module.replace(".", "/") + ".py"], optional=True)
+               for module in compiled_modules()]
+    ext_modules = cythonize(twins + sources, compiler_directives=DIRECTIVES, quiet=True,
+                            nthreads=os.cpu_count() or 1)
 
-setup(ext_modules=ext_modules)
+setup(ext_modules=ext_modules,
+      options={"build_ext": {"parallel": os.cpu_count() or 1}})

@@ -4,6 +4,10 @@ Write the naive per-instance computation; batchviz builds the graph lazily, grou
 signature, schedules them into batches (none / depth / agenda, or your own strategy) and
 runs each batch as one kernel, forward and backward (Neubig, Goldberg & Dyer, 2017).
 """
+from . import compiled as _compiled
+
+_compiled.install()  # before the compiled modules are imported: see batchviz/compiled.py
+
 from .backend import get_backend, get_dtype, set_backend, set_dtype
 from .errors import (BackendError, BatchvizError, GraphFinishedError, GraphMismatchError,
                      ModelFileError, NumericsError, NumericsWarning, ScheduleError, ShapeError)

@@ -322,10 +322,9 @@ class RemovedNodes:
         return f"<removed nodes of graph #{self.number}>"
 
 
-def user_source_line(skip: int = 2) -> str:
-    """``file:line`` of the first stack frame outside the batchviz package (``skip``: the
-    frames of the caller's own callers to skip first)."""
-    where = user_frame(skip + 1)
+def user_source_line() -> str:
+    """``file:line`` of the first stack frame outside the batchviz package."""
+    where = user_frame()
     return "?" if where is None else f"{where[0]}:{where[1]}"
 
 

@@ -40,10 +40,11 @@ def recording() -> bool:
     return _open_blocks > 0
 
 
-def user_frame(skip: int = 2):
-    """``(filename, line)`` of the first stack frame outside the batchviz package (after
-    skipping ``skip`` frames: this function's caller's own), or None."""
-    frame = sys._getframe(skip)
+def user_frame():
+    """``(filename, line)`` of the first stack frame outside the batchviz package, or None.
+    (Compiled modules of batchviz make no frames, so the walk goes by file names, never by
+    counting frames.)"""
+    frame = sys._getframe(1)
     while frame is not None and inside_batchviz(frame.f_code.co_filename):
         frame = frame.f_back
     if frame is None:

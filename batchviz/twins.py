@@ -29,7 +29,7 @@ import os
 
 #: the extensions that hold the twins: graph building, the DyNet layer and the agenda; the
 #: plan's steps per batch; the trainers' update rules
-EXTENSIONS = ("batchviz._compiled_twins", "batchviz._compiled_plan", "batchviz._compiled_rules")
+EXTENSIONS = ("batchviz._compiled_twins",)
 
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..backend import state
 from ..nn.trainers import Trainer as BatchvizTrainer
-from ..twins import compiled_twin
+from ..nn.trainers import adam_update
 from .parameters import LookupParameters
 
 
@@ -279,26 +279,11 @@ class AdamTrainer(Trainer):
         super().__init__(m, alpha)
         self.beta_1, self.beta_2, self.eps = float(beta_1), float(beta_2), float(eps)
 
-    @compiled_twin
     def rule(self, values, g, slots):
-        """The update in place, through two scratch arrays: an output layer's weights are
-        megabytes, and each temporary of the written-out formula would be another pass
-        over them (the same operations, in the same order, as that formula)."""
-        xp, (m, v) = state.xp, slots
+        """Adam's rule (:func:`batchviz.nn.trainers.adam_update`), at step ``updates + 1``."""
         b1, b2, t = self.beta_1, self.beta_2, self.updates + 1
-        scratch = g * (1.0 - b1)
-        m *= b1
-        m += scratch
-        xp.multiply(g, 1.0 - b2, out=scratch)
-        scratch *= g
-        v *= b2
-        v += scratch
         rate = self.learning_rate * (1.0 - b2 ** t) ** 0.5 / (1.0 - b1 ** t)
-        step = m * rate
-        xp.sqrt(v, out=scratch)
-        scratch += self.eps
-        step /= scratch
-        values -= step
+        adam_update(state.xp, values, g, slots[0], slots[1], rate, b1, b2, self.eps)
 
 
 class AmsgradTrainer(AdamTrainer):

@@ -110,8 +110,26 @@ class AdamTrainer(Trainer):
             v[...] = xp.where(touched, self.beta2 * v + (1.0 - self.beta2) * g * g, v)
             p._array -= xp.where(touched, eta * m / (xp.sqrt(v) + self.eps), 0.0).astype(grad.dtype)
             return
-        m *= self.beta1
-        m += (1.0 - self.beta1) * g
-        v *= self.beta2
-        v += (1.0 - self.beta2) * g * g
-        p._array -= (eta * m / (xp.sqrt(v) + self.eps)).astype(grad.dtype, copy=False)
+        adam_update(xp, p._array, g, m, v, eta, self.beta1, self.beta2, self.eps)
+
+
+def adam_update(xp, values, g, m, v, rate: float, beta1: float, beta2: float,
+                eps: float) -> None:
+    """Adam's rule, in place: the moments ``m`` and ``v`` take in the gradient ``g``, and
+    ``values -= rate * m / (sqrt(v) + eps)`` (``rate``: the learning rate with the bias
+    corrections). It goes through two scratch arrays: an output layer's weights are
+    megabytes, and each temporary of the written-out formula would be another pass over
+    them (the same operations, in the same order, as that formula). DyNet's AdamTrainer
+    (:mod:`batchviz.dynet.trainers`) runs this rule too."""
+    scratch = g * (1.0 - beta1)
+    m *= beta1
+    m += scratch
+    xp.multiply(g, 1.0 - beta2, out=scratch)
+    scratch *= g
+    v *= beta2
+    v += scratch
+    step = m * rate
+    xp.sqrt(v, out=scratch)
+    scratch += eps
+    step /= scratch
+    values -= step

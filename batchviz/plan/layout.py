@@ -21,13 +21,7 @@ leaves its last planes' places empty.)
 from __future__ import annotations
 
 from bisect import bisect_right
-from itertools import accumulate
-from operator import itemgetter
-
-import numpy as np
-
 from ..signature import size_of
-from ..twins import compiled_twin
 
 
 class Layout:
@@ -99,7 +93,6 @@ class Layout:
         return arena, address - self.bases[arena]
 
 
-@compiled_twin
 def place_batches(graph, batches: list, layout: Layout, start: int) -> tuple:
     """Lay ``batches`` (of the nodes from ``start`` on) out one after another in a new arena,
     each batch's values one segment: set every node's address and batch. Returns
@@ -107,53 +100,64 @@ def place_batches(graph, batches: list, layout: Layout, start: int) -> tuple:
     when they are all the same size, else one per node); and per batch how far apart its
     nodes' blocks are (0 for nodes that keep their value only; see the module docstring).
 
-    This touches every node of the run, so nothing here loops over nodes in Python: a
-    batch's shapes are read with one ``itemgetter`` call and its addresses are a ``range``,
-    joined into flat lists, and the per-node lists are written at once."""
-    shapes, sigtab, sigs = graph.shapes, graph.sigtab, graph.sigs
+    The nodes from ``start`` on that no batch holds are parameters: their entries stay -1.
+    This touches every node of the run (``layout.pxd`` gives the loops C types)."""
+    shapes, infos, sigs = graph.shapes, graph.sigtab.infos, graph.sigs
     layout.grow(len(shapes))
+    address, batch_of = layout.address, layout.batch_of
     next_free = first_free = layout.next_address
-    sizes, order, places = [], [], []      # per batch; per node, node after node
+    first_batch = len(layout.batches)
+    sizes = []
     strides = [0] * len(batches)
     region = None  # the run of batches keeping several blocks: [its first address, planes, batches]
-    for k, batch in enumerate(batches):
-        n = len(batch)
-        order += batch
-        blocks = sigtab[sigs[batch[0]]].blocks
+    for k in range(len(batches)):
+        batch = batches[k]
+        info = infos[sigs[batch[0]]]
+        blocks = info.blocks
         if blocks != 1:  # nodes that keep more than their value (Op.storage_blocks)
             if region is None:
                 region = [next_free, blocks, []]
             region[1] = max(region[1], blocks)
             region[2].append(k)
-            size = size_of(shapes[batch[0]])
-            places += range(next_free, next_free + n * size, size)
-            next_free += n * size
-            sizes.append(size)
-            continue
-        if region is not None:
+        elif region is not None:
             next_free = _close_region(region, next_free, strides)
             region = None
-        if n == 1:
-            size = size_of(shapes[batch[0]])
-            places.append(next_free)
-            next_free += size
+        size = size_of(shapes[batch[0]])
+        several = None
+        if blocks == 1 and info.op.elementwise and len(batch) > 1:
+            several = _sizes_if_several(batch, shapes)  # element-wise, of several sizes
+        if several is None:
+            for node in batch:  # back to back, ``size`` apart
+                address[node] = next_free
+                batch_of[node] = first_batch + k
+                next_free += size
+            sizes.append(size)
         else:
-            batch_shapes = itemgetter(*batch)(shapes)
-            size = size_of(batch_shapes[0])  # (one shape in a batch of a non-element-wise op)
-            if (sigtab[sigs[batch[0]]].op.elementwise and batch_shapes.count(batch_shapes[0]) != n
-                    and any(size_of(s) != size for s in batch_shapes)):
-                size = list(map(size_of, batch_shapes))  # element-wise, of several sizes
-                places += accumulate(size[:-1], initial=next_free)
-                next_free += sum(size)
-            else:
-                places += range(next_free, next_free + n * size, size)
-                next_free += n * size
-        sizes.append(size)
+            for i in range(len(batch)):
+                address[batch[i]] = next_free
+                batch_of[batch[i]] = first_batch + k
+                next_free += several[i]
+            sizes.append(several)
     if region is not None:
         next_free = _close_region(region, next_free, strides)
     arena = layout.new_arena(next_free - first_free)
-    _set_per_node(layout, start, order, places, [len(b) for b in batches])
     return arena, sizes, strides
+
+
+def _sizes_if_several(batch: list, shapes: list):
+    """Each node's size when the nodes of ``batch`` are not all of one size, else None."""
+    first = shapes[batch[0]]
+    for node in batch:
+        shape = shapes[node]
+        if shape is not first and shape != first:
+            break
+    else:
+        return None  # one shape
+    sizes = [size_of(shapes[node]) for node in batch]
+    for size in sizes:
+        if size != sizes[0]:
+            return sizes
+    return None  # shapes differ, sizes do not
 
 
 def _close_region(region: list, values_end: int, strides: list) -> int:
@@ -165,25 +169,3 @@ def _close_region(region: list, values_end: int, strides: list) -> int:
     for k in members:
         strides[k] = values
     return first + planes * values
-
-
-def _set_per_node(layout: Layout, start: int, order: list, places: list, counts: list) -> None:
-    """Record the address (``places``, in ``order``) and the batch of every node of this run:
-    the nodes of the next new batch are the next ``counts[k]`` of ``order``. Every other
-    node from ``start`` on is a parameter, whose entries stay -1, so the new tails of the
-    per-node lists are written whole."""
-    first_batch = len(layout.batches)
-    if len(order) < 64:
-        batch_of = [b for b, n in enumerate(counts, first_batch) for _ in range(n)]
-        for i, address, b in zip(order, places, batch_of):
-            layout.address[i] = address
-            layout.batch_of[i] = b
-        return
-    local = np.array(order, dtype=np.int64)
-    local -= start
-    tail = np.full(len(layout.address) - start, -1, dtype=np.int64)
-    tail[local] = places
-    layout.address[start:] = tail.tolist()
-    tail.fill(-1)
-    tail[local] = np.repeat(np.arange(first_batch, first_batch + len(counts)), counts)
-    layout.batch_of[start:] = tail.tolist()

@@ -9,11 +9,9 @@ forward and backward, and the traces, ``bv.explain`` and the widgets read it as 
 from __future__ import annotations
 
 from itertools import chain
-from operator import itemgetter
 from typing import NamedTuple
 
 from ..signature import size_of
-from ..twins import compiled_twin
 from .layout import Layout, place_batches
 from .reads import COPIES, Shared, Strided, View, elements_copied, read_of
 
@@ -86,19 +84,18 @@ def plan(graph, batches: list, layout: Layout, start: int, every_gradient: bool 
     return Plan(arena, size, tuple(layout.batches[first:]))
 
 
-@compiled_twin
 def plan_batch(graph, layout: Layout, batch: list, sizes, block_stride: int,
                every_gradient: bool = False) -> BatchPlan:
     """One batch's plan (its nodes already placed by
     :func:`~batchviz.plan.layout.place_batches`, which gave ``sizes`` and
     ``block_stride``)."""
-    first = batch[0]
-    info = graph.sigtab[graph.sigs[first]]
-    op, n = info.op, len(batch)
-    if n == 1:
-        attrs, args = (graph.attrs[first],), (graph.args[first],)
-    else:  # one C call per batch instead of a Python loop over its nodes
-        attrs, args = itemgetter(*batch)(graph.attrs), itemgetter(*batch)(graph.args)
+    nodes = tuple(batch)
+    first = nodes[0]
+    info = graph.sigtab.infos[graph.sigs[first]]
+    op, n = info.op, len(nodes)
+    all_attrs, all_args = graph.attrs, graph.args
+    attrs = tuple([all_attrs[node] for node in nodes])
+    args = tuple([all_args[node] for node in nodes])
     together = op.one_gather and isinstance(sizes, int)
     positions = _argument_nodes(args, together)  # per read, its argument nodes
     if together:
@@ -106,19 +103,26 @@ def plan_batch(graph, layout: Layout, batch: list, sizes, block_stride: int,
     else:
         reads, counts = _read_positions(graph, layout, info, positions, sizes), None
         in_shapes = _kernel_shapes(graph, info, args, reads, sizes)
-    origins = tuple(_origin(layout, read, nodes) for read, nodes in zip(reads, positions))
-    needs = tuple(type(read) is Shared or any(b < 0 or layout.batches[b].requires_grad
-                                              for b in origin)
-                  for read, origin in zip(reads, origins))
+    origins = tuple([_origin(layout, reads[j], positions[j]) for j in range(len(reads))])
+    needs = tuple([type(reads[j]) is Shared or _takes_gradient(layout, origins[j])
+                   for j in range(len(reads))])
     arena, start = layout.where(first)
     length = n * sizes if isinstance(sizes, int) else sum(sizes)
     out_shape = (length,) if op.elementwise else (n,) + graph.shapes[first]
     if info.blocks != 1:  # laid out block by block: (blocks, n) + shape, block_stride apart
         out_shape = (info.blocks,) + out_shape
-    return BatchPlan(len(layout.batches), graph.sigs[first], op, tuple(batch), attrs, arena,
+    return BatchPlan(len(layout.batches), graph.sigs[first], op, nodes, attrs, arena,
                      start, length, sizes, out_shape, block_stride, tuple(reads),
                      tuple(in_shapes), needs, origins,
-                     bool(info.shared) or any(needs) or every_gradient, together, counts)
+                     bool(info.shared) or True in needs or every_gradient, together, counts)
+
+
+def _takes_gradient(layout: Layout, origin: tuple) -> bool:
+    """Whether a batch among ``origin`` (or a parameter, -1) takes a gradient."""
+    for b in origin:
+        if b < 0 or layout.batches[b].requires_grad:
+            return True
+    return False
 
 
 def _read_positions(graph, layout: Layout, info, positions: list, sizes) -> list:
@@ -175,5 +179,5 @@ def _origin(layout: Layout, read, nodes: tuple) -> tuple:
         return ()
     batch_of = layout.batch_of
     if type(read) is View:
-        return tuple(range(batch_of[nodes[0]], batch_of[nodes[-1]] + 1))
-    return tuple(set(map(batch_of.__getitem__, nodes)))
+        return tuple(range(batch_of[nodes[0]], batch_of[nodes[len(nodes) - 1]] + 1))
+    return tuple(set([batch_of[node] for node in nodes]))

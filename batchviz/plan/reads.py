@@ -144,8 +144,7 @@ def read_at(layout, nodes: tuple, addresses: list, sizes, batch_axis: bool):
     first, n = addresses[0], len(addresses)
     if isinstance(sizes, int):
         step = addresses[1] - first
-        if (step > 0 and addresses[-1] == first + (n - 1) * step  # evenly spaced
-                and addresses == list(range(first, first + n * step, step))):
+        if step > 0 and _evenly_spaced(addresses, step):
             if step == sizes:
                 return View(arena, first - base, n * sizes)
             if step > sizes and (batch_axis or sizes == 1):
@@ -157,6 +156,15 @@ def read_at(layout, nodes: tuple, addresses: list, sizes, batch_axis: bool):
         return View(arena, first - base, int(ends[-1] - first))
     starts = np.asarray(addresses, dtype=np.int64) - base
     return Copy(arena, starts, tuple(sizes), len(set(nodes)) == n)
+
+
+def _evenly_spaced(addresses: list, step: int) -> bool:
+    """Whether every address is ``step`` after the one before it."""
+    first = addresses[0]
+    for i in range(len(addresses)):
+        if addresses[i] != first + i * step:
+            return False
+    return True
 
 
 def _stack(layout, nodes, addresses, sizes) -> Stack:

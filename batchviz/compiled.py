@@ -1,0 +1,106 @@
+"""Which of batchviz's modules are compiled, and when their compiled form runs.
+
+Building, scheduling, planning and running a graph is Python work per node and per batch
+(the paper's App. B counts it as overhead). The modules on that path, named in
+:data:`MODULES`, are compiled from their own ``.py`` source by Cython, which reads them as
+plain Python (its "pure Python mode"): ``pip install`` writes a compiled module beside each
+``.py`` where a C compiler is present. A ``.pxd`` file beside a module, where there is one,
+tells Cython the C types of its classes' fields and of some functions' variables; the
+``.py`` itself stays ordinary Python and is the only place where its steps are written.
+
+The compiled form runs only when it was built from the source that is there now: if any of
+these modules (or its ``.pxd``) changed after it was compiled, every one of them runs from
+its ``.py`` (all or none, since compiled modules share C types), and a one-line notice
+says how to compile them again. ``BATCHVIZ_PURE_PYTHON=1`` runs them all from source, as
+does a machine without a compiler. :func:`compiled` tells which is the case, and
+:data:`why_source` why.
+"""
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+#: the modules compiled from their own source, in the order they run a graph: building,
+#: scheduling, planning, executing (``setup.py`` reads this list)
+MODULES = (
+    "batchviz.graph",
+    "batchviz.schedule.agenda",
+    "batchviz.plan.layout",
+    "batchviz.plan.reads",
+    "batchviz.plan.planner",
+    "batchviz.execute.memory",
+    "batchviz.execute.forward",
+    "batchviz.execute.backward",
+    "batchviz.runtime",
+)
+
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def source_path(module: str) -> str:
+    """The ``.py`` file of ``module`` (one of :data:`MODULES`)."""
+    return os.path.join(_PACKAGE_ROOT, *module.split(".")) + ".py"
+
+
+def compiled_path(module: str) -> "str | None":
+    """The compiled module beside ``module``'s ``.py``, or None when there is none."""
+    stem = source_path(module)[:-3]
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        if os.path.exists(stem + suffix):
+            return stem + suffix
+    return None
+
+
+def _why_source() -> "str | None":
+    """Why the modules run from their ``.py`` files (None: they run compiled)."""
+    if os.environ.get("BATCHVIZ_PURE_PYTHON", "") not in ("", "0"):
+        return "BATCHVIZ_PURE_PYTHON is set"
+    built = {module: compiled_path(module) for module in MODULES}
+    if not any(built.values()):
+        return "batchviz is not compiled (no C compiler when it was installed?)"
+    changed = [os.path.relpath(source_path(m), _PACKAGE_ROOT) for m, b in built.items() if not b]
+    for module in MODULES:
+        if built[module] is None:
+            continue
+        built_at = os.path.getmtime(built[module])
+        source = source_path(module)
+        for path in (source, source[:-3] + ".pxd"):
+            if os.path.exists(path) and os.path.getmtime(path) > built_at:
+                changed.append(os.path.relpath(path, _PACKAGE_ROOT))
+    if changed:
+        return (f"{', '.join(changed)} changed since batchviz was compiled: running batchviz's "
+                "Python source; `pip install -e .` compiles it again")
+    return None
+
+
+#: why the modules of :data:`MODULES` run from source (None: they run compiled)
+why_source = _why_source()
+
+
+def compiled() -> bool:
+    """Whether the modules of :data:`MODULES` run compiled in this process."""
+    return why_source is None
+
+
+class _SourceFinder(importlib.abc.MetaPathFinder):
+    """Finds the ``.py`` of a module of :data:`MODULES` before Python's own finder would
+    find the compiled module beside it (which it prefers)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in MODULES:
+            return None
+        return importlib.util.spec_from_file_location(fullname, source_path(fullname))
+
+
+def install() -> None:
+    """Make the next imports of :data:`MODULES` take their ``.py`` when they should run from
+    source; say so once when that is because the source changed. Called by
+    ``batchviz/__init__.py`` before any of them is imported."""
+    if why_source is None or any(isinstance(f, _SourceFinder) for f in sys.meta_path):
+        return
+    sys.meta_path.insert(0, _SourceFinder())
+    if "changed since" in why_source:
+        print(f"batchviz: {why_source}", file=sys.stderr)

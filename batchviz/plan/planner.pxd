@@ -1,0 +1,16 @@
+# C types for batchviz/plan/planner.py when it is compiled (batchviz/compiled.py); the steps
+# are those of the .py.
+import cython
+
+
+@cython.locals(nodes=tuple, n=Py_ssize_t, all_attrs=list, all_args=list, node=Py_ssize_t,
+               j=Py_ssize_t, reads=list, positions=list)
+cpdef plan_batch(graph, layout, batch, sizes, block_stride, every_gradient=*)
+
+
+@cython.locals(b=Py_ssize_t)
+cpdef bint _takes_gradient(layout, tuple origin) except -1
+
+
+@cython.locals(batch_of=list, node=Py_ssize_t)
+cpdef tuple _origin(layout, read, tuple nodes)

@@ -15,7 +15,7 @@ from .execute import last_run_stats
 from .expression import Expression
 from .model import LookupParameters, Model, Parameters
 from .graph import graph_scope
-from .numerics import check_numerics
+from .execute.numerics import check_numerics
 from .sourcelines import recording_sources
 from .runtime import Graph, current_graph, new_graph
 from .ops.api import *  # noqa: F401,F403

@@ -79,7 +79,13 @@ cdef object append_node(NodeLists self, op, args, attrs, shape, sig, depth):
     self.shapes.append(shape)
     self.sigs.append(sig)
     self.depths.append(depth)
-    return new_handle(self.expression_type, self, node)
+    if self.sources is not None:
+        from batchviz.graph import user_source_line
+        self.sources.append(user_source_line())
+    e = new_handle(self.expression_type, self, node)
+    if self._made is not None:   # (LazyGraph.expression: a mark is set)
+        self._made.append(e)
+    return e
 
 
 cdef type _plain_handle_type = None     # the last expression type found to be plain
@@ -103,10 +109,7 @@ cdef inline object new_handle(kind, graph, Py_ssize_t node):
 
 
 cdef inline object push(NodeLists g, op, args, attrs, shape, sig, depth):
-    """``g.push(...)``: the twin's own steps, unless the graph has replaced its push (it
-    records sources) or its expression type (it has a checkpoint) on the instance."""
-    if g.sources is not None or g._made is not None:
-        return g.push(op, args, attrs, shape, sig, depth)
+    """``g.push(...)``."""
     return append_node(g, op, args, attrs, shape, sig, depth)
 
 

@@ -21,7 +21,7 @@ from .errors import NoGraphError
 from .examples import figure1
 from .explain import explain
 from .graph import current_graph, graph_scope
-from .runtime import Graph, forget_asked, last_asked
+from .runtime import Graph, forget_asked, keeping_asked, last_asked
 from .sourcelines import recording_sources
 
 
@@ -33,7 +33,7 @@ def _last_built_scalar():
         return None
     for node in range(len(g.ops) - 1, -1, -1):
         if g.shapes[node] in ((), (1,)) and node not in g.param_of_node:
-            return g.expression_type(g, node)
+            return g.expression(node)
     return None
 
 
@@ -50,7 +50,7 @@ def _run_script(path: str, args: list):
         # loss to explain: the last one the script ran backward() from, else the last
         # scalar whose value it read, else the last value it read (runtime.last_asked)
         forget_asked()
-        with recording_sources(), graph_scope(Graph()):
+        with recording_sources(), keeping_asked(), graph_scope(Graph()):
             try:
                 runpy.run_path(path, run_name="__main__")
             except SystemExit as exit_:

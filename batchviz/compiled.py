@@ -86,21 +86,26 @@ def compiled() -> bool:
 
 
 class _SourceFinder(importlib.abc.MetaPathFinder):
-    """Finds the ``.py`` of a module of :data:`MODULES` before Python's own finder would
-    find the compiled module beside it (which it prefers)."""
+    """Finds the ``.py`` of a batchviz module that should run from source before Python's
+    own finder would find a compiled module beside it (which it prefers): every module of
+    :data:`MODULES` when they run from source, and always a module that is not in
+    :data:`MODULES` (a compiled file left from an older build must not run)."""
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname not in MODULES:
+        if not fullname.startswith("batchviz.") or (fullname in MODULES and why_source is None):
             return None
-        return importlib.util.spec_from_file_location(fullname, source_path(fullname))
+        source = source_path(fullname)
+        if not os.path.exists(source) or compiled_path(fullname) is None:
+            return None  # (a package, or nothing compiled: Python's finder does as usual)
+        return importlib.util.spec_from_file_location(fullname, source)
 
 
 def install() -> None:
-    """Make the next imports of :data:`MODULES` take their ``.py`` when they should run from
+    """Make the imports of batchviz's modules take their ``.py`` where they should run from
     source; say so once when that is because the source changed. Called by
-    ``batchviz/__init__.py`` before any of them is imported."""
-    if why_source is None or any(isinstance(f, _SourceFinder) for f in sys.meta_path):
+    ``batchviz/__init__.py`` before any other batchviz module is imported."""
+    if any(isinstance(f, _SourceFinder) for f in sys.meta_path):
         return
     sys.meta_path.insert(0, _SourceFinder())
-    if "changed since" in why_source:
+    if why_source is not None and "changed since" in why_source:
         print(f"batchviz: {why_source}", file=sys.stderr)

@@ -100,8 +100,6 @@ class LazyGraph(NodeLists):
         #: signatures of this graph across calls (the LSTM builders' shortcuts) compares it
         self.revision = 0
         self._made = None  # while a mark is set: every expression handed out since
-        if record_source:
-            self.push = self._push_recording  # type: ignore[method-assign]
 
     # --- building ---------------------------------------------------------------------
     @compiled_twin
@@ -114,11 +112,17 @@ class LazyGraph(NodeLists):
         self.shapes.append(shape)
         self.sigs.append(sig)
         self.depths.append(depth)
-        return self.expression_type(self, node)
+        if self.sources is not None:
+            self.sources.append(user_source_line())
+        return self.expression(node)
 
-    def _push_recording(self, op, args, attrs, shape, sig, depth):
-        self.sources.append(user_source_line())
-        return LazyGraph.push(self, op, args, attrs, shape, sig, depth)
+    def expression(self, node: int):
+        """The expression of ``node``, of the graph's :attr:`expression_type`. While a mark
+        is set (:meth:`checkpoint`), it is remembered, to be told if its node is removed."""
+        e = self.expression_type(self, node)
+        if self._made is not None:
+            self._made.append(e)
+        return e
 
     def push_many(self, ops: list, args: list, attrs: list, shapes: list, sigs: list,
                   depths: list) -> int:
@@ -206,8 +210,7 @@ class LazyGraph(NodeLists):
         self.finished = True
         self.finished_because = because
         if self._made is not None:  # marks never reverted: forget them, and the expressions
-            del self.expression_type    # kept for them (which hold the graph in a cycle)
-            self._made, self.checkpoints = None, []
+            self._made, self.checkpoints = None, []  # kept for them (which hold the graph)
 
     # --- checkpoints --------------------------------------------------------------------
     def checkpoint(self) -> int:
@@ -220,15 +223,7 @@ class LazyGraph(NodeLists):
         and a removed node's expression must be found to be told that it was removed."""
         self.check_alive()
         if self._made is None:
-            made = self._made = []
-            kind, remember = type(self).expression_type, made.append
-
-            def handed_out(graph, node):  # (an instance attribute: read by push)
-                e = kind(graph, node)
-                remember(e)
-                return e
-
-            self.expression_type = handed_out
+            self._made = []  # (filled by expression())
         self.checkpoints.append((len(self.ops), len(self.sigtab)))
         return len(self.ops)
 
@@ -258,8 +253,7 @@ class LazyGraph(NodeLists):
                 e.graph = gone
             elif oldest is not None and e.node >= oldest:
                 kept.append(e)  # an older mark may remove it yet
-        if oldest is None:  # no mark left: hand out plain expressions again
-            del self.expression_type
+        if oldest is None:  # no mark left: stop remembering expressions
             self._made = None
         else:
             self._made[:] = kept

@@ -33,7 +33,7 @@ class ParameterBase:
         directly too: ``W @ h``; a lookup table whole is a ``(rows, dim)`` matrix, as for
         output weights tied to the embeddings, ``E @ h``)."""
         g = current_graph()
-        return g.expression_type(g, g.parameter_node(self))
+        return g.expression(g.parameter_node(self))
 
     # values ----------------------------------------------------------------------------
     @property

@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 import weakref
 from bisect import bisect_right
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from .errors import BatchvizError
 from .execute.stats import PassStats, RunStats, set_last
 from .expression import Expression
 from .graph import LazyGraph, current_graph, open_graph
-from .numerics import reporting
+from .execute.numerics import reporting
 from .plan import Layout, plan
 from .schedule import PendingView, resolve_strategy, schedule
 from .signature import size_of
@@ -50,13 +51,39 @@ def last_asked():
         if _asked[kind] is not None:
             graph = _asked[kind][0]()
             if graph is not None:
-                return graph.expression_type(graph, _asked[kind][1])
+                return graph.expression(_asked[kind][1])
     return None
 
 
 def forget_asked() -> None:
     """Forget what :func:`last_asked` would answer (before running another program)."""
     _asked.update(backward=None, scalar=None, value=None)
+    _kept.clear()
+
+
+#: while :func:`keeping_asked` is on: the graphs of ``_asked``, held strongly
+_kept: dict = {}
+_keeping = [False]
+
+
+@contextmanager
+def keeping_asked():
+    """Inside the block, the graphs that :func:`last_asked` would answer from stay alive
+    (until :func:`forget_asked`): ``batchviz explain script.py`` explains a script's loss
+    after the script has ended and dropped its graphs."""
+    _keeping[0] = True
+    try:
+        yield
+    finally:
+        _keeping[0] = False
+
+
+def _ask(kind: str, graph, node: int) -> tuple:
+    """Remember that ``node`` of ``graph`` was asked for, as ``kind``."""
+    _asked[kind] = asked = (weakref.ref(graph), node)
+    if _keeping[0]:
+        _kept[kind] = graph
+    return asked
 
 
 class Graph(LazyGraph):
@@ -125,7 +152,7 @@ class Graph(LazyGraph):
 
     def backward(self, node: int) -> None:
         """Accumulate d(node)/d(parameter) into every parameter's ``grad``."""
-        _asked["backward"] = (weakref.ref(self), node)
+        _ask("backward", self, node)
         self.forward()
         h2d, d2h, t0 = state.host_to_device, state.device_to_host, time.perf_counter()
         with reporting(self, "backward"):
@@ -144,9 +171,9 @@ class Graph(LazyGraph):
         """The node's value (with ``block``: that block of what it keeps, see
         ``Op.storage_blocks``) as a NumPy array of its own; runs what is pending first."""
         self.check_alive()
-        _asked["value"] = asked = (weakref.ref(self), node)
+        _ask("value", self, node)
         if self.shapes[node] in ((), (1,)):
-            _asked["scalar"] = asked
+            _ask("scalar", self, node)
         self.forward()
         arena, offset = self.layout.where(node, block)
         if arena is None:

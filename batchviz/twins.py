@@ -1,34 +1,37 @@
-"""Compiled twins of the code that builds, schedules and plans graphs and of the Adam
-update, and the switch between the two versions.
+"""Compiled twins of the code that builds graphs, of the agenda's loop and of the
+schedule's list-to-array conversions, and the switch between the two versions.
+
+This is what is left of an older way to make batchviz fast: a hand-written second copy of
+a readable definition. The plan, the executor and the Adam rule have none any more: they
+are compiled from their own source (:mod:`batchviz.compiled`), and so will these be.
 
 Building a graph runs Python for every node of every minibatch (the paper's App. B counts
-it as overhead), and planning a run looks at every argument of every node. The functions
-and classes on those paths that cost the most (the graph's ``push``, the op constructors,
-the DyNet layer's expressions, the agenda's loop, the plan's steps per batch) are marked
-``@compiled_twin``, and so is the Adam rule, a dozen passes over every parameter. The
-readable version is the one at the mark, in the module that uses it. The extensions named
-in :data:`EXTENSIONS` (Cython, ``batchviz/_compiled_*.pyx``) hold compiled copies with the
-same steps, in C types: a node's lists are C fields of the graph, an expression is a C
-struct, the calls between them are C calls, the loops over a batch's nodes or a
-parameter's elements are C loops.
+it as overhead). The functions and classes on that path that cost the most (the graph's
+``push``, the op constructors, the DyNet layer's expressions) are marked
+``@compiled_twin``, as are the agenda's loop with the paper's choice and two conversions.
+The readable version is the one at the mark, in the module that uses it. The extension
+named in :data:`EXTENSIONS` (Cython, ``batchviz/_compiled_twins.pyx``) holds compiled
+copies with the same steps, in C types.
 
-When the extensions are built (``pip install`` builds them where a C compiler is present)
-each marked definition is replaced by its twin, unless the environment sets
-``BATCHVIZ_PURE_PYTHON=1``; :data:`READABLE` keeps the readable versions. Without the
-extensions everything runs as written at the marks. ``tests/test_compiled_twins.py`` runs
-the DyNet example programs both ways and checks that they build the same graphs, node by
-node, make the same plans, print the same losses and train the same parameters, bit for
-bit; it also compares the plan's twins with the readable versions on random graphs, and
-the Adam rule's on random arrays.
+When the extension is built (``pip install`` builds it where a C compiler is present) each
+marked definition is replaced by its twin, unless the environment sets
+``BATCHVIZ_PURE_PYTHON=1``, the ``.pyx`` changed since it was built, or a module holding a
+marked definition did: an edit of a readable version always runs (with a one-line notice
+saying how to build again). :data:`READABLE` keeps the replaced readable versions.
+``tests/test_compiled_twins.py`` runs the DyNet example programs both ways and checks that
+they build the same graphs, node by node, make the same plans, print the same losses and
+train the same parameters, bit for bit.
 """
 from __future__ import annotations
 
 import importlib
 import importlib.util
 import os
+import sys
 
-#: the extensions that hold the twins: graph building, the DyNet layer and the agenda; the
-#: plan's steps per batch; the trainers' update rules
+from . import compiled
+
+#: the extension that holds the twins
 EXTENSIONS = ("batchviz._compiled_twins",)
 
 
@@ -46,6 +49,23 @@ def _check_built(name: str) -> None:
                           "`pip install -e .` to build the compiled twins again")
 
 
+def _edited_since_built(name: str, twins: dict) -> list:
+    """The modules holding readable versions of ``twins`` whose ``.py`` changed after the
+    extension ``name`` was built: an edit there must run, so the readable versions do."""
+    built_at = os.path.getmtime(importlib.util.find_spec(name).origin)
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    edited = set()
+    for qualified in twins:
+        parts = qualified.split(".")
+        for end in range(len(parts) - 1, 1, -1):  # the longest prefix that is a .py file
+            path = os.path.join(package, *parts[:end]) + ".py"
+            if os.path.exists(path):
+                if os.path.getmtime(path) > built_at:
+                    edited.add(os.path.relpath(path, package))
+                break
+    return sorted(edited)
+
+
 try:
     if os.environ.get("BATCHVIZ_PURE_PYTHON", "") not in ("", "0"):
         raise ImportError("BATCHVIZ_PURE_PYTHON is set")
@@ -53,6 +73,13 @@ try:
     for _extension in EXTENSIONS:
         _check_built(_extension)
         _twins.update(importlib.import_module(_extension).TWINS)
+        _edited = _edited_since_built(_extension, importlib.import_module(_extension).TWINS)
+        if _edited:
+            if "changed since" not in (compiled.why_source or ""):  # (said once)
+                print(f"batchviz: {', '.join(_edited)} changed since the compiled twins were "
+                      "built: running the readable versions; `pip install -e .` builds them "
+                      "again", file=sys.stderr)
+            raise ImportError(f"{', '.join(_edited)} changed since the compiled twins were built")
 except ImportError as error:
     _twins = None
     #: why the readable versions run (None: the compiled twins do)

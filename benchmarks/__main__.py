@@ -51,7 +51,8 @@ def main(argv=None) -> int:
                         help="against: the commit to time this checkout against (default HEAD)")
     parser.add_argument("--tasks", metavar="T,...",
                         help="against: time only these of its tasks, comma-separated (e.g. "
-                             "dynet_treelstm,dynet_bilstm_tagger)")
+                             "dynet_treelstm,dynet_bilstm_tagger); dynet: only these rows "
+                             "(e.g. treelstm_per_tree,treelstm_50)")
     parser.add_argument("--backend", choices=("numpy", "cupy"),
                         help="run on this backend (default: BATCHVIZ_BACKEND, else numpy); "
                              "CuPy results are saved under results/gpu/")
@@ -60,13 +61,16 @@ def main(argv=None) -> int:
         parser.error(f"--repeat must be at least 1, got {args.repeat}")
     against_tasks = None
     if args.tasks:
-        if args.task != "against":
-            parser.error("--tasks is an option of `against` only")
-        from .against import TASKS as AGAINST_TASKS
+        if args.task not in ("against", "dynet"):
+            parser.error("--tasks is an option of `against` and `dynet` only")
+        if args.task == "against":
+            from .against import TASKS as AGAINST_TASKS
+        else:
+            from .dynet_compare import FULL as AGAINST_TASKS
         against_tasks = tuple(t.strip() for t in args.tasks.split(",") if t.strip())
         unknown = [t for t in against_tasks if t not in AGAINST_TASKS]
         if unknown or not against_tasks:
-            parser.error(f"--tasks: unknown {unknown or args.tasks!r}; against's tasks are "
+            parser.error(f"--tasks: unknown {unknown or args.tasks!r}; {args.task}'s tasks are "
                          f"{', '.join(AGAINST_TASKS)}")
     from . import harness
     from .common import write_json
@@ -101,6 +105,9 @@ def main(argv=None) -> int:
                 if name == "against":
                     payloads[name] = module.run(quick=args.quick, rev=args.rev, rounds=args.repeat,
                                                 tasks=against_tasks or module.TASKS)
+                    continue
+                if name == "dynet" and against_tasks:
+                    payloads[name] = module.run(quick=args.quick, rows=against_tasks)
                     continue
                 payloads[name] = module.run(quick=args.quick)
             except harness.NoSuchModes as exc:

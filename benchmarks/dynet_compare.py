@@ -5,7 +5,9 @@ element-wise ops, the minibatched RNN language model, the encoder-decoder with a
 whose nodes split into many small batches, the CNN on MNIST-like images, one image per
 expression, and a bag-of-words classifier trained one sentence at a time, a graph each,
 as course programs are; the first two at the paper's sizes and at half of them, see
-``FULL``) run as they are, ``import
+``FULL``), and the rows that build a graph per instance, as most DyNet code does (a tree,
+a sentence, a pair per graph; with autobatching, and without it on both sides: the
+``_noauto`` rows), and a Tree-LSTM of 50 trees per graph run as they are, ``import
 batchviz.dynet as dy``, with the agenda (``--dynet-autobatch 1``), and, where the real DyNet
 is installed, with that line changed to ``import dynet as dy`` and DyNet's autobatching
 (``--dynet-autobatch 1``). DyNet fixes its autobatch setting when it is imported, so every
@@ -37,6 +39,15 @@ from .common import format_table, machine_info
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "examples" / "dynet"
 IMPORT_LINE = "import batchviz.dynet as dy\n"
+#: the arguments of the rows that build a graph per instance, and of those that turn
+#: autobatching off (each run otherwise gets ``--dynet-autobatch 1``)
+PER_TREE = ["--embed", "128", "--hidden", "128", "--batch", "1", "--vocab", "5000",
+            "--data", "400", "--steps", "300"]
+PER_SENTENCE = ["--embed", "128", "--hidden", "64", "--mlp", "32", "--batch", "1",
+                "--vocab", "10000", "--data", "400", "--steps", "150"]
+PER_PAIR = ["--embed", "32", "--hidden", "32", "--attention", "32", "--batch", "1",
+            "--data", "400", "--steps", "150"]
+NO_AUTOBATCH = ["--dynet-autobatch", "0"]
 #: row -> (program, its arguments: sizes, minibatch, steps). The BiLSTM tagger and the
 #: Tree-LSTM run twice: at the paper's sizes (App. C: word embeddings and LSTMs of 256, b =
 #: 64) and at half of them, where each step has the same nodes and batches but a quarter
@@ -59,10 +70,22 @@ FULL = {
                                 "--batch", "16", "--data", "320", "--steps", "6"]),
     "mnist": ("mnist", ["--conv", "--batch", "64", "--data", "640", "--steps", "6"]),
     "bow_classifier": ("bow_classifier", ["--batch", "200", "--data", "1000", "--steps", "4"]),
+    # written the way most DyNet code is: a graph per instance (renew_cg, build one tree,
+    # sentence or pair, backward, update), with autobatching and without it on both sides;
+    # and a Tree-LSTM of 50 trees per graph. Small sizes (128, 64): there, what a system
+    # costs per graph and per batch shows, not its matrix products
+    "treelstm_per_tree": ("treelstm", PER_TREE),
+    "treelstm_per_tree_noauto": ("treelstm", PER_TREE + NO_AUTOBATCH),
+    "bilstm_tagger_per_sentence": ("bilstm_tagger", PER_SENTENCE),
+    "bilstm_tagger_per_sentence_noauto": ("bilstm_tagger", PER_SENTENCE + NO_AUTOBATCH),
+    "attention_per_pair": ("attention", PER_PAIR),
+    "attention_per_pair_noauto": ("attention", PER_PAIR + NO_AUTOBATCH),
+    "treelstm_50": ("treelstm", ["--embed", "128", "--hidden", "128", "--batch", "50",
+                                 "--vocab", "5000", "--data", "500", "--steps", "6"]),
 }
 #: each program once, at tiny sizes (tests)
 QUICK = {program: (program, ["--quick", "--steps", "3"] + [a for a in args if a == "--conv"])
-         for program, args in FULL.values()}
+         for program, args in FULL.values() if "--dynet-autobatch" not in args}
 RATE = re.compile(r"^\d+ \w+ in [\d.]+ s: ([\d.]+) (\w+)/s$", re.M)
 PHASES = re.compile(r"^ms per step: (.+)$", re.M)
 
@@ -110,7 +133,8 @@ def run_once(path: Path, args: list, threads: int, root: Path = PROGRAMS.parents
                MKL_NUM_THREADS=str(threads), PYTHONPATH=os.pathsep.join(
                    [str(root / "examples" / "dynet"), str(root),
                     os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, str(path)] + args + ["--dynet-autobatch", "1"],
+    autobatch = [] if "--dynet-autobatch" in args else ["--dynet-autobatch", "1"]
+    done = subprocess.run([sys.executable, str(path)] + args + autobatch,
                           capture_output=True, text=True, env=env, cwd=path.parent)
     if done.returncode != 0:
         raise RuntimeError(f"{path.name} failed:\n{done.stderr[-3000:]}")
@@ -121,13 +145,16 @@ def run_once(path: Path, args: list, threads: int, root: Path = PROGRAMS.parents
     return Rate(float(found[-1][0]), found[-1][1], parse_phases(phases[-1]) if phases else None)
 
 
-def run(quick: bool = False, rounds: int | None = None, threads: int = 1) -> dict:
+def run(quick: bool = False, rounds: int | None = None, threads: int = 1,
+        rows: tuple | None = None) -> dict:
     from tqdm.auto import tqdm
 
     from . import harness
 
     rounds = 1 if quick else (rounds or harness.ROUNDS)
     sizes = QUICK if quick else FULL
+    if rows and not quick:
+        sizes = {name: FULL[name] for name in rows}
     with_dynet = dynet_available()
     results = {}
     systems = 2 if with_dynet else 1
@@ -156,7 +183,8 @@ def run(quick: bool = False, rounds: int | None = None, threads: int = 1) -> dic
             phase_rows.append([name if k == 0 else "", phase, ms,
                                "-" if theirs is None else theirs,
                                f"{theirs / ms:.2f}" if theirs and ms else "-"])
-    title = (f"DyNet programs, agenda (--dynet-autobatch 1) in both, best of {rounds} "
+    title = (f"DyNet programs, agenda (--dynet-autobatch 1) in both (rows *_noauto: no "
+             f"autobatching in both), best of {rounds} "
              f"alternating runs, {threads} thread(s)")
     print(format_table(["program", "counts", "batchviz.dynet per s", "DyNet per s", "ratio"], rows,
                        title=title))

@@ -294,7 +294,7 @@ def test_against_times_a_dynet_program_and_checks_its_tasks(capsys):
     assert "unknown ['treelstmm']" in err and "dynet_bilstm_tagger" in err
     with pytest.raises(SystemExit):
         main(["treelstm", "--tasks", "dynet_treelstm"])
-    assert "--tasks is an option of `against` only" in capsys.readouterr().err
+    assert "--tasks is an option of `against` and `dynet` only" in capsys.readouterr().err
 
 
 def test_dynet_programs_quick(tmp_path, capsys):

@@ -106,12 +106,20 @@ def _targets(node: ast.ImportFrom, package: str) -> list:
 
 
 def edges() -> list:
-    """``(importer, imported, line, inside a function)`` between batchviz modules."""
+    """``(importer, imported, line, inside a function)`` between batchviz modules. Importing
+    ``a.b.c`` runs the ``__init__`` of ``a`` and of ``a.b`` first, unless the importer is
+    inside that package (whose ``__init__`` has run already), so those count too: a cycle
+    through a package's ``__init__`` is a cycle."""
     out = []
     for module in MODULES:
         for target, line, inner in imports(module):
-            if target in MODULES and target != module:
-                out.append((module, target, line, inner))
+            parts = target.split(".")
+            packages = [".".join(parts[:k]) for k in range(1, len(parts))]
+            for imported in packages + [target]:
+                if (imported in MODULES and imported != module
+                        and not module.startswith(imported + ".")
+                        and (imported == target or MODULES[imported].name == "__init__.py")):
+                    out.append((module, imported, line, inner))
     return out
 
 
@@ -236,3 +244,18 @@ def test_the_checks_can_fail(tmp_path, monkeypatch, source, message):
     with pytest.raises(AssertionError, match=message) as failure:
         test_no_module_imports_a_layer_above_it()
     assert "graph.py" in str(failure.value) and "runtime.py" in str(failure.value)
+
+
+def test_a_cycle_through_a_package_init_is_caught(tmp_path, monkeypatch):
+    """``numerics`` importing ``execute.memory`` runs ``execute/__init__.py`` first, which
+    imports ``execute.forward``; if that imports ``numerics``, it is a cycle."""
+    numerics = tmp_path / "numerics.py"
+    numerics.write_text("from .execute.memory import batch_outputs\n", encoding="utf-8")
+    forward = tmp_path / "forward.py"
+    forward.write_text(MODULES["execute.forward"].read_text(encoding="utf-8")
+                       + "from .. import numerics\n", encoding="utf-8")
+    monkeypatch.setitem(MODULES, "numerics", numerics)
+    monkeypatch.setitem(MODULES, "execute.forward", forward)
+    with pytest.raises(AssertionError, match="import cycles") as failure:
+        test_no_import_cycles()
+    assert "numerics.py" in str(failure.value) and "__init__.py" in str(failure.value)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import batchviz as bv
-from batchviz import numerics
+from batchviz.execute import numerics
 from batchviz.nn import SGDTrainer, train
 
 from helpers import STRATEGIES, warns_on_numpy

@@ -9,7 +9,7 @@ loss reaches it, which its users' reads record as they add into it.
 """
 from __future__ import annotations
 
-from .. import numerics
+from . import numerics
 from ..backend import scatter_add
 from ..ops.gradients import BlockGradient, SparseRows, WeightGradient
 from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View, is_copy

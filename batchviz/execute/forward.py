@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .. import numerics
+from . import numerics
 from ..backend import to_device_index
 from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View
 from .memory import batch_outputs, copy_index, gather, strided_view

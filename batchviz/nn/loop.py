@@ -14,7 +14,7 @@ import numpy as np
 from .. import ops
 from ..backend import state
 from ..errors import NumericsError
-from ..numerics import first_nonfinite
+from ..execute.numerics import first_nonfinite
 from ..runtime import Graph
 
 

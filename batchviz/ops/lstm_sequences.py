@@ -86,7 +86,7 @@ class SequenceBuilder:
                 if checked:
                     first = self.push_steps(graph, checked, *state)
                     n_steps = len(checked) // len(self.input_shapes)
-                    out += [graph.expression_type(graph, n) for n in range(first + 1, first + 2 * n_steps, 2)]
+                    out += [graph.expression(n) for n in range(first + 1, first + 2 * n_steps, 2)]
                     h = c = out[-1]
                     t += n_steps
                     continue

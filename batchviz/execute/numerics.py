@@ -30,13 +30,13 @@ from itertools import accumulate
 
 import numpy as np
 
-from .backend import state, to_numpy
-from .errors import NumericsError, NumericsWarning
-from .execute.memory import batch_outputs
-from .ops.gradients import BlockGradient, SparseRows, WeightGradient
-from .signature import size_of
-from .signature_names import display_names
-from .sourcelines import recording_sources, user_frame, where_text
+from ..backend import state, to_numpy
+from ..errors import NumericsError, NumericsWarning
+from .memory import batch_outputs
+from ..ops.gradients import BlockGradient, SparseRows, WeightGradient
+from ..signature import size_of
+from ..signature_names import display_names
+from ..sourcelines import recording_sources, user_frame, where_text
 
 _open_blocks = 0  # how many ``check_numerics()`` blocks are open
 

@@ -27,13 +27,18 @@ import sys
 #: scheduling, planning, executing (``setup.py`` reads this list)
 MODULES = (
     "batchviz.graph",
+    "batchviz.schedule.view",
+    "batchviz.schedule.arrays",
+    "batchviz.schedule.base",
     "batchviz.schedule.agenda",
     "batchviz.plan.layout",
     "batchviz.plan.reads",
     "batchviz.plan.planner",
     "batchviz.execute.memory",
+    "batchviz.execute.numerics",
     "batchviz.execute.forward",
     "batchviz.execute.backward",
+    "batchviz.execute.stats",
     "batchviz.runtime",
 )
 

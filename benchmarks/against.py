@@ -113,17 +113,29 @@ def build_twins(root: Path) -> None:
     Python against this checkout's compiled code. Needs Cython (the ``bench`` extra); the
     report says which side runs what (:func:`twins_of`)."""
     if (root / "setup.py").exists():
-        subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-q"], cwd=root,
-                       capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-q"],
+                              cwd=root, capture_output=True, text=True)
+        if done.returncode:
+            print(f"could not compile {root}:\n{done.stderr.strip()[-1500:]}", file=sys.stderr)
 
 
 def twins_of(root: Path) -> str:
-    """Whether the checkout at ``root`` runs compiled twins: ``compiled``, ``readable``
-    (with the reason), or ``none`` (a commit from before them)."""
+    """Whether the checkout at ``root`` runs compiled code: its compiled modules
+    (``batchviz/compiled.py``) and its compiled twins, each ``compiled`` or ``source`` (with
+    the reason), or ``none`` (a commit from before them)."""
     if not (root / "batchviz" / "twins.py").exists():
         return "none"
-    probe = ("from batchviz import twins\n"
-             "print('compiled' if twins.compiled() else f'readable ({twins.why_pure})')")
+    probe = ("import batchviz\n"
+             "from batchviz import twins\n"
+             "try:\n"
+             "    from batchviz import compiled as c\n"
+             "    modules = 'compiled' if c.compiled() else f'source ({c.why_source})'\n"
+             "    if not c.__file__.startswith(batchviz.__path__[0]):\n"
+             "        modules = 'none'  # (another checkout's, found by an editable install)\n"
+             "except ImportError:\n"
+             "    modules = 'none'\n"
+             "print(f'modules {modules}, twins ' + ('compiled' if twins.compiled() else "
+             "f'source ({twins.why_pure})'))")
     done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True,
                           text=True, env=side_env(root))
     if done.returncode:
@@ -144,7 +156,7 @@ def run(quick: bool = False, rev: str = "HEAD", rounds: int = 5, tasks=TASKS,
         try:
             sides = {"old": old, "new": ROOT}
             twins = {side: twins_of(root) for side, root in sides.items()}
-            print(f"compiled twins: {rev} {twins['old']}; this checkout {twins['new']}")
+            print(f"compiled code: {rev} {twins['old']}; this checkout {twins['new']}")
             with tqdm(total=len(tasks) * rounds * 2, desc=f"against {rev}", disable=None) as bar:
                 for task in tasks:
                     medians = {"old": [], "new": []}

@@ -271,11 +271,13 @@ def test_against_says_which_side_runs_compiled_twins(tmp_path):
     """Each side's twins are reported (a worktree gets its own built first,
     ``build_twins``): this checkout's as ``twins.compiled()`` says, a folder without
     ``batchviz.twins`` (a commit from before them) as none."""
-    from batchviz import twins
+    from batchviz import compiled, twins
     from benchmarks import against
 
-    expected = "compiled" if twins.compiled() else "readable ("
-    assert against.twins_of(against.ROOT).startswith(expected)
+    modules = "compiled" if compiled.compiled() else "source ("
+    code = against.twins_of(against.ROOT)
+    assert code.startswith(f"modules {modules}")
+    assert (" twins compiled" in code) == twins.compiled()
     (tmp_path / "batchviz").mkdir()
     (tmp_path / "batchviz" / "__init__.py").write_text("")
     assert against.twins_of(tmp_path) == "none"

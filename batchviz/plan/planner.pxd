@@ -12,5 +12,5 @@ cpdef plan_batch(graph, layout, batch, sizes, block_stride, every_gradient=*)
 cpdef bint _takes_gradient(layout, tuple origin) except -1
 
 
-@cython.locals(batch_of=list, node=Py_ssize_t)
+@cython.locals(batch_of=list, node=Py_ssize_t, batches=set)
 cpdef tuple _origin(layout, read, tuple nodes)

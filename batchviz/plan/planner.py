@@ -180,4 +180,7 @@ def _origin(layout: Layout, read, nodes: tuple) -> tuple:
     batch_of = layout.batch_of
     if type(read) is View:
         return tuple(range(batch_of[nodes[0]], batch_of[nodes[len(nodes) - 1]] + 1))
-    return tuple(set([batch_of[node] for node in nodes]))
+    batches = set()
+    for node in nodes:
+        batches.add(batch_of[node])
+    return tuple(batches)

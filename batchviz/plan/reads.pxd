@@ -3,5 +3,6 @@
 import cython
 
 
-@cython.locals(first=Py_ssize_t, i=Py_ssize_t, step_=Py_ssize_t)
-cpdef bint _evenly_spaced(list addresses, Py_ssize_t step) except -1
+@cython.locals(first=Py_ssize_t, lowest=Py_ssize_t, highest=Py_ssize_t, step=Py_ssize_t,
+               expected=Py_ssize_t, address=Py_ssize_t)
+cpdef tuple _extent(list addresses)

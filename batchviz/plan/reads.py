@@ -132,24 +132,23 @@ def read_of(layout, nodes: tuple, sizes, batch_axis: bool, block: int = 0):
 
 def read_at(layout, nodes: tuple, addresses: list, sizes, batch_axis: bool):
     """The rule: how nodes at ``addresses`` (-1: a parameter), ``sizes`` long, are read."""
-    lowest = min(addresses)
+    lowest, highest, step = _extent(addresses)
     if lowest < 0:
         return _stack(layout, nodes, addresses, sizes)
     arena = layout.arena_of(lowest)
-    if layout.arena_of(max(addresses)) != arena:  # (an arena is one range of addresses)
+    if layout.arena_of(highest) != arena:  # (an arena is one range of addresses)
         if isinstance(sizes, int):
             return _from_arenas(layout, nodes, addresses, sizes)
         return _stack(layout, nodes, addresses, sizes)
     base = layout.bases[arena]
     first, n = addresses[0], len(addresses)
     if isinstance(sizes, int):
-        step = addresses[1] - first
-        if step > 0 and _evenly_spaced(addresses, step):
+        if step > 0:  # evenly spaced
             if step == sizes:
                 return View(arena, first - base, n * sizes)
             if step > sizes and (batch_axis or sizes == 1):
                 return Strided(arena, first - base, n, sizes, step)
-        starts = np.asarray(addresses, dtype=np.int64) - base
+        starts = np.fromiter(addresses, dtype=np.int64, count=n) - base
         return Copy(arena, starts, sizes, len(set(nodes)) == n)
     ends = first + np.cumsum(sizes)
     if (np.asarray(addresses[1:]) == ends[:-1]).all():  # nodes of several sizes, back to back
@@ -158,13 +157,21 @@ def read_at(layout, nodes: tuple, addresses: list, sizes, batch_axis: bool):
     return Copy(arena, starts, tuple(sizes), len(set(nodes)) == n)
 
 
-def _evenly_spaced(addresses: list, step: int) -> bool:
-    """Whether every address is ``step`` after the one before it."""
-    first = addresses[0]
-    for i in range(len(addresses)):
-        if addresses[i] != first + i * step:
-            return False
-    return True
+def _extent(addresses: list) -> tuple:
+    """``(lowest, highest, step)`` of the addresses; ``step`` is how far apart they are when
+    every one is the same distance after the one before it, else 0."""
+    first = lowest = highest = addresses[0]
+    step = addresses[1] - first if len(addresses) > 1 else 0
+    expected = first
+    for address in addresses:
+        if address < lowest:
+            lowest = address
+        elif address > highest:
+            highest = address
+        if address != expected:
+            step = 0
+        expected += step
+    return lowest, highest, step
 
 
 def _stack(layout, nodes, addresses, sizes) -> Stack:

@@ -31,7 +31,7 @@ from .expression import Expression
 from .graph import LazyGraph, current_graph, open_graph
 from .execute.numerics import reporting
 from .plan import Layout, plan
-from .schedule import PendingView, resolve_strategy, schedule
+from .schedule import PendingView, record_decisions, resolve_strategy, schedule
 from .signature import size_of
 
 
@@ -98,25 +98,32 @@ class Graph(LazyGraph):
     batch, forward or backward, that makes NaN or infinity, with a
     :class:`~batchviz.NumericsError` naming its op, node and line
     (:func:`batchviz.check_numerics`; it records sources unless ``record_source=False``).
+    ``record=True`` keeps the strategy's own record of its decisions at every run
+    (``decision_logs``); without it, ``bv.trace`` rebuilds the agenda of every step from
+    the batches that ran, which gives the same agenda, and the strategy's words for it.
 
     What its runs leave: ``plans`` (one :class:`~batchviz.plan.Plan` per forward run),
-    ``layout`` (where every computed node lives), ``last_stats`` (the latest run's counts).
+    ``layout`` (where every computed node lives), ``last_stats`` (the latest run's counts),
+    ``decision_logs`` (per run, its :class:`~batchviz.schedule.DecisionLog`, or None
+    without ``record``). ``bv.trace``, ``bv.explain`` and the widgets show these.
     """
 
     expression_type = Expression
 
     def __init__(self, strategy="agenda", record_source: bool | None = None,
-                 check_numerics: bool = False):
+                 check_numerics: bool = False, record: bool = False):
         self.strategy = resolve_strategy(strategy)
         if record_source is None and check_numerics:
             record_source = True  # its errors name the user's line
         super().__init__(record_source)
         self.check_numerics = bool(check_numerics)
+        self.record = bool(record)
         self.n_evaluated = 0      # nodes before this one have run
         self.layout = Layout()
         self.arenas = Arenas()
         self.plans: list = []
         self.run_ends: list = []    # per plan: how many nodes had run once it had run
+        self.decision_logs: list = []  # per plan: the strategy's decisions (with ``record``)
         self.batch_runs: list = []  # per batch of every plan: what its backward run needs
         self.last_stats = None
         #: compute every node's gradient, constants' too, and keep them for
@@ -131,13 +138,17 @@ class Graph(LazyGraph):
             return
         h2d, d2h, t0 = state.host_to_device, state.device_to_host, time.perf_counter()
         view = PendingView(self)
-        batches = schedule(self.strategy, view)
+        if self.record:
+            batches, log = record_decisions(self.strategy, view)
+        else:
+            batches, log = schedule(self.strategy, view), None
         t1 = time.perf_counter()
         run = plan(self, batches, self.layout, self.n_evaluated, self.keep_gradients)
         t2 = time.perf_counter()
         with reporting(self, "forward"):
             self.batch_runs += execute_forward(self, run, self.arenas, state.xp)
         self.plans.append(run)
+        self.decision_logs.append(log)
         self.n_evaluated = len(self.ops)
         self.run_ends.append(self.n_evaluated)
         copies, avoided, elements = run.copy_counts()
@@ -216,6 +227,7 @@ class Graph(LazyGraph):
             self.attrs[node] = data
         self.arenas.release()
         self.layout, self.plans, self.run_ends, self.batch_runs = Layout(), [], [], []
+        self.decision_logs = []
         self.n_evaluated, self._gradients = 0, None
 
     def _cut(self, nodes: int, signatures: int) -> None:
@@ -235,6 +247,7 @@ class Graph(LazyGraph):
         self.layout.truncate(self.plans[kept].arena, first_batch, self.n_evaluated)
         self.arenas.release(self.plans[kept].arena)
         del self.plans[kept:], self.run_ends[kept:], self.batch_runs[first_batch:]
+        del self.decision_logs[kept:]
         self._gradients = None  # (laid out like the forgotten arenas too)
 
     def finish(self, because: str = "by graph.finish()") -> None:
@@ -250,13 +263,14 @@ class Graph(LazyGraph):
 
 
 def new_graph(strategy="agenda", record_source: bool | None = None,
-              check_numerics: bool = False) -> Graph:
+              check_numerics: bool = False, record: bool = False) -> Graph:
     """Finish the open graph and open a new one (DyNet's ``renew_cg``); the arguments are
     :class:`Graph`'s."""
     previous = open_graph(None)
     if previous is not None and not previous.finished:
         previous.finish("when bv.new_graph() started a new one")
-    graph = Graph(strategy, record_source=record_source, check_numerics=check_numerics)
+    graph = Graph(strategy, record_source=record_source, check_numerics=check_numerics,
+                  record=record)
     open_graph(graph)
     return graph
 

@@ -57,7 +57,8 @@ def test_script_arguments_and_json(tmp_path, capsys):
     assert captured.err.startswith("loss ")
     with bv.recording_sources():  # as the command records the script's graphs
         g, loss, _ = figure1("agenda", lengths=(3, 3))
-    assert d["sources_recorded"] is True
+    loss.value()  # as the script did: agenda is shown as it ran
+    assert d["sources_recorded"] is True and d["strategies"]["agenda"]["ran"]
     assert d == {**bv.explain(loss).to_dict(), "explain_seconds": d["explain_seconds"]}
     # two sequences of one length: nothing to split, so no line is named
     assert d["split_by_line"] == {"depth": [], "agenda": []}

@@ -146,7 +146,7 @@ def test_real_svg(fig1):
 def test_render_an_expression_directly():
     g, loss, _ = figure1("depth")
     d = bv.render(loss, step=-1, strategy="depth")
-    assert "batchviz \u00b7 strategy depth \u00b7 61 nodes \u00b7 29 batches" in d.source
+    assert "batchviz \u00b7 strategy depth (dry run) \u00b7 61 nodes \u00b7 29 batches" in d.source
     assert {a["fillcolor"] for a in dot_nodes(d.source).values()} == {STATE_FILL["done"]}
     with pytest.raises(IndexError, match="out of range"):
         bv.render(loss, step=30)

@@ -275,6 +275,11 @@ def test_tracing_changes_no_result():
     records = list(g.layout.batches)
     stats = bv.last_run_stats()
     after_run = bv.trace(loss)
+    # one run of the whole graph: the trace of the run is the dry run's, labelled so
+    assert before_run.dry_run and not after_run.dry_run
+    assert [s.run for s in after_run.steps] == [0] * len(after_run.steps)
+    for step in after_run.steps:
+        step.run = None
     assert after_run == before_run
     assert loss.value() == value
     assert g.layout.batches == records and bv.last_run_stats() is stats

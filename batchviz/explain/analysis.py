@@ -1,9 +1,11 @@
 """``bv.explain``: schedule one graph with several strategies and compare them.
 
-Nothing runs and nothing is traced node by node: each strategy schedules a snapshot of the
-graph (as if nothing had run), and the numbers a report needs - batches, copies, kernel
-launches, the lower bound, per-signature batch counts - come from NumPy over the whole
-graph at once, so that explaining a graph costs less than building it did.
+Nothing runs and nothing is traced node by node. The graph's own strategy, when the whole
+graph ran with it, is shown as it ran: its runs' batches and plans. Every other strategy
+schedules a snapshot of the graph (as if nothing had run: a dry run), and the numbers a
+report needs - batches, copies, kernel launches, the lower bound, per-signature batch
+counts - come from NumPy over the whole graph at once, so that explaining a graph costs
+less than building it did.
 """
 from __future__ import annotations
 
@@ -68,15 +70,23 @@ def explain(loss, strategies=DEFAULT_STRATEGIES, optimum=None) -> Explanation:
     results, per_sig, strips, schedules = {}, {}, {}, {}
     top_sig = int(a.sig.max()) + 1 if a.n else 1
     for strategy in chosen:
-        flat = schedules[strategy.name] = _flat_snapshot(strategy, view)
-        counts = count_copies(a, flat)  # the plan's copy counts, a whole schedule at once
-        copies, avoided, elements = counts.copies, counts.copies_avoided, counts.elements_copied
+        ran = _ran_whole(graph, strategy)
+        if ran:  # the batches and plans of the graph's runs
+            flat = schedules[strategy.name] = FlatSchedule.of(
+                [list(b.nodes) for run in graph.plans for b in run.batches])
+            copies, avoided, elements = (sum(c) for c in zip(*(run.copy_counts()
+                                                               for run in graph.plans)))
+        else:    # a dry run: the plan's copy counts, a whole schedule at once
+            flat = schedules[strategy.name] = _flat_snapshot(strategy, view)
+            counts = count_copies(a, flat)
+            copies, avoided, elements = (counts.copies, counts.copies_avoided,
+                                         counts.elements_copied)
         kernels = len(flat) + copies
         results[strategy.name] = StrategyResult(
             name=strategy.name, batches=len(flat), kernels=kernels, copies=copies,
             copies_avoided=avoided, bytes_copied=elements * itemsize,
             estimated_seconds=model.estimate(kernels, flops + elements),
-            above_lower_bound=len(flat) - lower)
+            above_lower_bound=len(flat) - lower, ran=ran)
         first_sigs = a.sig[flat.order[flat.starts()]]  # each batch's signature
         per_sig[strategy.name] = np.bincount(first_sigs, minlength=top_sig)
         strips[strategy.name] = (flat.sizes, first_sigs)
@@ -145,6 +155,14 @@ def explain(loss, strategies=DEFAULT_STRATEGIES, optimum=None) -> Explanation:
         split={n: split_notes(graph, a, schedules[n], bounds, per_sig[n], short)
                for n in names if n != "none"},  # no batching splits everything
         _arrays=a, _graph=graph, _strips=strips)
+
+
+def _ran_whole(graph, strategy) -> bool:
+    """Whether every node of ``graph`` ran, with ``strategy``: its runs are then what the
+    report shows for ``strategy`` (not a dry run)."""
+    own = getattr(graph, "strategy", None)
+    return (bool(getattr(graph, "plans", None)) and graph.n_evaluated == len(graph.ops)
+            and own is not None and (strategy is own or strategy.name == own.name))
 
 
 def _as_list(strategies) -> list:

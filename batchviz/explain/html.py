@@ -89,7 +89,7 @@ def render_html(e) -> str:
             for k, c in enumerate(cells)) + "</tr>")
     top = max((int(s[0].max()) for s in e._strips.values() if len(s[0])), default=1)
     out.append("<tr><td>batches, in order</td>" + "".join(
-        f"<td>{_strip(e, name, colours, top)}</td>" for name in header[1:]) + "</tr></table>")
+        f"<td>{_strip(e, name, colours, top)}</td>" for name in e.strategies) + "</tr></table>")
     out.append(_thumbnail(e) + "</div>")
     header, rows = signature_table(e)
     out.append("<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>")

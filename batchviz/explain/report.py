@@ -23,6 +23,7 @@ class StrategyResult:
     bytes_copied: int
     estimated_seconds: float  # the cost model's estimate, not a measurement
     above_lower_bound: int    # batches - lower bound
+    ran: bool = False         # the numbers of the graph's own runs (else: a dry run)
 
     def to_dict(self) -> dict:
         return asdict(self)

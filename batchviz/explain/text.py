@@ -59,7 +59,8 @@ def strategy_table(e) -> tuple:
     if optimum is not None and optimum.proven and optimum.count > e.lower_bound:
         rows.append(("above optimum", [x.batches for x in r],
                      [f"+{x.batches - optimum.count}" for x in r]))
-    return ["", *names], [(label, cells, values.index(min(values))) for label, values, cells in rows]
+    heads = [f"{n} (as it ran)" if x.ran else n for n, x in zip(names, r)]
+    return ["", *heads], [(label, cells, values.index(min(values))) for label, values, cells in rows]
 
 
 def signature_table(e) -> tuple:
@@ -161,7 +162,8 @@ def _render_rich(e, width) -> str:
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
     table.add_column("")
     for name in header[1:]:
-        table.add_column(name, justify="right", style="bold" if name == e.reference else None)
+        table.add_column(name, justify="right",
+                         style="bold" if name.split(" (")[0] == e.reference else None)
     for label, cells, best in rows:
         table.add_row(label, *[Text(c, style="green") if k == best else c for k, c in enumerate(cells)])
     console.print(table)

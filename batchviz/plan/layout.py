@@ -51,6 +51,15 @@ class Layout:
         self.next_address += size
         return len(self.bases) - 1
 
+    def copy(self) -> "Layout":
+        """A layout with the same map, to plan more batches on without changing this one
+        (a trace's dry run of the nodes a graph has not run yet)."""
+        other = Layout()
+        other.address, other.batch_of = list(self.address), list(self.batch_of)
+        other.bases, other.batches = list(self.bases), list(self.batches)
+        other.next_address = self.next_address
+        return other
+
     def truncate(self, arena: int, batches: int, nodes: int) -> None:
         """Forget arena ``arena`` and the later ones, every batch from number ``batches`` on
         and where the nodes from ``nodes`` on live (the runs a reverted graph forgets)."""

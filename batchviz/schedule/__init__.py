@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from .agenda import (Agenda, AgendaBatching, AgendaStrategy, LowestAverageDepth, average_depths,
-                     record_decisions, run_agenda)
+                     record_decisions, replayed, run_agenda)
 from .arrays import PendingArrays
 from .base import FlatSchedule, Schedule, Strategy, flat_schedule, schedule, validate_schedule
 from .decisions import Candidate, Decision, DecisionLog, Rule
@@ -110,4 +110,5 @@ __all__ = ["Strategy", "PendingView", "PendingArrays", "Schedule", "FlatSchedule
            "resolve_strategy", "STRATEGIES", "NoBatching", "DepthBatching", "AgendaBatching",
            "average_depths", "LookaheadBatching", "LayoutBatching", "AgendaStrategy", "Agenda", "Rule",
            "LowestAverageDepth", "Candidate", "Decision", "DecisionLog", "record_decisions",
+           "replayed",
            "run_agenda"]

@@ -137,6 +137,18 @@ def replay(view, batches: list, strategy) -> None:
     run_agenda(view, GivenOrder(batches, strategy.describe(view), strategy.name), view.decisions)
 
 
+def replayed(view, batches: list, strategy) -> DecisionLog:
+    """The decisions of ``batches``, a schedule of ``view`` that ``strategy`` made (a run's):
+    the agenda at every step, as the loop finds it walking those batches, in the strategy's
+    words (:func:`replay`)."""
+    view.decisions = log = DecisionLog()
+    try:
+        replay(view, batches, strategy)
+    finally:
+        view.decisions = None
+    return log
+
+
 def record_decisions(strategy, view) -> tuple:
     """``(batches, log)``: ``strategy``'s schedule of ``view``, checked as the runtime checks
     it, and its decisions (a :class:`~batchviz.schedule.decisions.DecisionLog`) as the
@@ -148,11 +160,7 @@ def record_decisions(strategy, view) -> tuple:
     finally:
         view.decisions = None
     if not log.decisions:
-        view.decisions = log
-        try:
-            replay(view, batches, strategy)
-        finally:
-            view.decisions = None
+        log = replayed(view, batches, strategy)
     return batches, log
 
 
@@ -169,6 +177,11 @@ class AgendaStrategy(Strategy):
 
     def schedule(self, view):
         return run_agenda(view, self.rule(view), view.decisions)
+
+    def describe(self, view) -> Rule:
+        """Its rule: the key and the words of a step rebuilt from a run's batches are the
+        ones the rule gave when it chose them."""
+        return self.rule(view)
 
 
 def average_depths(view) -> dict:

@@ -20,10 +20,10 @@ class PendingView:
     ``signature``, ``depth``, ``args``; and ``nodes``: the pending node ids in creation order.
     """
 
-    def __init__(self, graph, start: int | None = None):
+    def __init__(self, graph, start: int | None = None, end: int | None = None):
         self.graph = graph
         self.start = graph.n_evaluated if start is None else start
-        self.end = len(graph.ops)
+        self.end = len(graph.ops) if end is None else end  # (a run that ended at ``end``)
         self.signature = graph.sigs
         self.depth = graph.depths
         self.args = graph.args
@@ -64,7 +64,7 @@ class PendingView:
 
     def is_pending(self, node: int) -> bool:
         """True if ``node`` is part of this schedule (not a parameter, not already run)."""
-        return node >= self.start and node not in self._params
+        return self.start <= node < self.end and node not in self._params
 
     def pending_args(self, node: int) -> tuple:
         """The arguments of ``node`` that are themselves pending: its unresolved dependencies."""

@@ -1,9 +1,11 @@
 """What a trace holds: plain dataclasses that survive a JSON round trip unchanged.
 
-A :class:`Trace` is a *snapshot*: the graph's nodes (op, shape, signature, depth, arguments)
-and one :class:`Step` per scheduling decision of one strategy, recorded as if nothing had
-run yet. It holds no arrays and no reference to the graph, so it can be saved, diffed,
-loaded in another process, and drawn (``bv.render``) or stepped through (the widgets).
+A :class:`Trace` is the graph's nodes (op, shape, signature, depth, arguments) and one
+:class:`Step` per scheduling decision of one strategy: for a graph that ran with that
+strategy, the decisions and reads of its runs (``Step.run``), else a dry run
+(``Trace.dry_run``). It holds no arrays and no reference to the graph, so it can be saved,
+diffed, loaded in another process, and drawn (``bv.render``) or stepped through (the
+widgets).
 """
 from __future__ import annotations
 
@@ -135,6 +137,7 @@ class Step:
     on_agenda: int          # nodes whose arguments are all computed (this batch included)
     waiting: int            # nodes still waiting for an argument
     arguments: list = field(default_factory=list)  # list[ArgumentRead], by position
+    run: int | None = None  # the graph's forward run that ran it; None: a dry run
 
     @property
     def copies(self) -> int:
@@ -154,7 +157,7 @@ class Step:
                 "signature": self.signature, "signature_name": self.signature_name,
                 "reason": self.reason, "batch": list(self.batch), "done": self.done,
                 "on_agenda": self.on_agenda, "waiting": self.waiting,
-                "arguments": [a.to_dict() for a in self.arguments]}
+                "arguments": [a.to_dict() for a in self.arguments], "run": self.run}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Step":
@@ -162,7 +165,8 @@ class Step:
                    signature=d["signature"], signature_name=d["signature_name"],
                    reason=d["reason"], batch=list(d["batch"]), done=d["done"],
                    on_agenda=d["on_agenda"], waiting=d["waiting"],
-                   arguments=[ArgumentRead.from_dict(a) for a in d["arguments"]])
+                   arguments=[ArgumentRead.from_dict(a) for a in d["arguments"]],
+                   run=d.get("run"))
 
 
 @dataclass
@@ -228,8 +232,34 @@ class Trace:
     def __len__(self) -> int:
         return len(self.steps)
 
+    @property
+    def dry_run(self) -> bool:
+        """Whether no step of this trace ran: the strategy's schedule of a graph that did not
+        run with it (another strategy's, or a graph not run yet), planned from scratch."""
+        return all(step.run is None for step in self.steps)
+
+    @property
+    def runs(self) -> int:
+        """How many forward runs of the graph the trace's steps come from (0: a dry run)."""
+        return len({step.run for step in self.steps if step.run is not None})
+
+    @property
+    def label(self) -> str:
+        """``"as it ran"`` or ``"dry run"``: the short form of :attr:`provenance`."""
+        return "dry run" if self.dry_run else "as it ran"
+
+    @property
+    def provenance(self) -> str:
+        """In words: what the trace shows, the run or a dry run, for titles and reports."""
+        if self.dry_run:
+            return "dry run: the schedule it would make, planned from scratch"
+        dry = sum(1 for step in self.steps if step.run is None)
+        runs = "its run" if self.runs == 1 else f"its {self.runs} runs"
+        return f"as the graph ran ({runs})" + (f"; the last {dry} steps not run yet (dry run)"
+                                               if dry else "")
+
     def __repr__(self) -> str:
-        return (f"<bv.Trace strategy={self.strategy!r} nodes={len(self.nodes)} "
+        return (f"<bv.Trace strategy={self.strategy!r} ({self.label}) nodes={len(self.nodes)} "
                 f"steps={len(self.steps)} copies={self.copies}>")
 
     # --- node states per step (shared with the renderer and the widgets) -------------------

@@ -1,19 +1,27 @@
-"""``bv.trace``: a strategy's decisions and the plan of its batches, on a snapshot of a graph.
+"""``bv.trace``: a strategy's decisions and the plan of its batches, as plain data.
 
-The trace never runs the graph and never touches its memory. The strategy schedules a
-:class:`~batchviz.schedule.PendingView` of *all* the graph's nodes (``start=0``, as if
+Given a graph that ran, with the strategy it ran with (the default), a trace reads the run:
+the batches of every forward run (a graph whose values were asked for in parts ran more
+than once) and the plans the executor carried out, ``graph.plans``; the agenda of each
+step is the strategy's own record (``bv.Graph(record=True)``) or, without it, rebuilt by
+walking the agenda through the batches that ran (:func:`~batchviz.schedule.replayed`).
+Nodes built after the last run have not run: their steps are a dry run, labelled as such
+(``Step.run`` is None).
+
+For another strategy, or a graph that has not run, the trace is a *dry run*: the strategy
+schedules a :class:`~batchviz.schedule.PendingView` of all the graph's nodes (as if
 nothing had run) and records its decisions as it makes them
 (:func:`~batchviz.schedule.record_decisions`); the batches are planned by the runtime's own
-:func:`~batchviz.plan.plan` on an empty layout. So a trace shows the decisions the
-strategy took and the reads the executor makes on a run from scratch, and tracing before or
-after ``value()`` gives the same trace and changes no result.
+:func:`~batchviz.plan.plan` on an empty layout (``Trace.dry_run``). A trace never runs the
+graph and never touches its memory or results.
 """
 from __future__ import annotations
 
 from ..backend import state
 from ..graph import ExpressionBase, LazyGraph
 from ..plan import Layout, Shared, Stack, Strided, View, elements_copied, is_copy, plan
-from ..schedule import PendingView, average_depths, record_decisions, resolve_strategy
+from ..schedule import (PendingView, average_depths, record_decisions, replayed,
+                        resolve_strategy)
 from ..signature_names import display_names
 from .data import AgendaGroup, ArgumentRead, NodeInfo, SignatureSummary, Step, Trace
 
@@ -34,37 +42,78 @@ def snapshot_plan(graph, batches: list):
     return plan(graph, batches, Layout(), 0)
 
 
-def trace(loss, strategy="agenda") -> Trace:
-    """Record how ``strategy`` (a name or any Strategy object) schedules the graph of ``loss``.
+def trace(loss, strategy=None) -> Trace:
+    """Record how ``strategy`` (a name or any Strategy object; by default the graph's own)
+    schedules the graph of ``loss``.
 
     Returns a :class:`~batchviz.trace.Trace`: the graph's nodes, and one
     :class:`~batchviz.trace.Step` per batch with the agenda at that moment (grouped by
     signature, each group with the strategy's key and its words for it), the batch, and how
-    its arguments were read (views or copies). The graph's own results and state are left
-    untouched."""
+    its arguments were read (views or copies). For a graph that ran, with the strategy it
+    ran with, those are the batches and reads of its runs; otherwise a dry run
+    (``trace.dry_run``, see the module's docstring). The graph's own results and state are
+    left untouched."""
     graph, loss_node = graph_of(loss)
+    own = getattr(graph, "strategy", None)
+    if strategy is None:
+        strategy = own if own is not None else "agenda"
     strategy = resolve_strategy(strategy)
-    view = PendingView(graph, start=0)
-    batches, log = record_decisions(strategy, view)
     names = {s: graph.signature_name(s) for s in set(graph.sigs)}
     itemsize = int(state.dtype.itemsize)
-    batch_plans = snapshot_plan(graph, batches).batches
-    steps, done = [], 0
-    for index, (decision, batch) in enumerate(zip(log.decisions, batch_plans)):
+    steps: list = []
+    key_names = ()
+    if getattr(graph, "plans", None) and (strategy is own or strategy.name == own.name):
+        key_names = _steps_of_runs(graph, own, names, itemsize, steps)
+        start = graph.n_evaluated  # what was built after the last run: a dry run
+        layout = graph.layout.copy()
+    else:
+        start, layout = 0, Layout()
+    if start < len(graph.ops):
+        view = PendingView(graph, start=start)
+        batches, log = record_decisions(strategy, view)
+        dry = plan(graph, batches, layout, start).batches
+        _add_steps(steps, graph, log.decisions, dry, None, names, itemsize)
+        key_names = key_names or log.key_names
+    everything = PendingView(graph, start=0)
+    return Trace(strategy=strategy.name, nodes=_snapshot_nodes(graph, names),
+                 signatures=_signature_summaries(graph, everything, average_depths(everything),
+                                                 names),
+                 steps=steps, loss=loss_node, itemsize=itemsize, key_names=key_names,
+                 display_names=display_names(graph, names))
+
+
+def _steps_of_runs(graph, strategy, names: dict, itemsize: int, steps: list) -> tuple:
+    """Append the steps of every forward run of ``graph``: its batches and plans, and the
+    agenda at each step (the run's decision log, or the agenda rebuilt from its batches).
+    Returns the names of the strategy's key."""
+    starts = [0] + graph.run_ends[:-1]
+    key_names = ()
+    for run, (run_plan, start, end) in enumerate(zip(graph.plans, starts, graph.run_ends)):
+        log = graph.decision_logs[run]
+        if log is None:
+            view = PendingView(graph, start=start, end=end)
+            log = replayed(view, [list(b.nodes) for b in run_plan.batches], strategy)
+        _add_steps(steps, graph, log.decisions, run_plan.batches, run, names, itemsize)
+        key_names = key_names or log.key_names
+    return key_names
+
+
+def _add_steps(steps: list, graph, decisions: list, batch_plans, run, names: dict,
+               itemsize: int) -> None:
+    """Append one :class:`Step` per decision and its batch's plan (``run``: the forward run
+    that ran them, None for a dry run)."""
+    done = sum(len(step.batch) for step in steps)
+    for decision, batch in zip(decisions, batch_plans):
         groups = [AgendaGroup(c.signature, names[c.signature], c.key, c.size, c.note)
                   for c in decision.candidates]
         chosen = next(c for c in decision.candidates if c.signature == decision.chosen)
-        steps.append(Step(index=index, agenda=groups, signature=decision.chosen,
+        steps.append(Step(index=len(steps), agenda=groups, signature=decision.chosen,
                           signature_name=names[decision.chosen], reason=chosen.note,
                           batch=list(batch.nodes), done=done,
                           on_agenda=sum(c.size for c in decision.candidates),
                           waiting=decision.waiting,
-                          arguments=argument_reads(graph, batch, itemsize)))
+                          arguments=argument_reads(graph, batch, itemsize), run=run))
         done += len(batch.nodes)
-    return Trace(strategy=strategy.name, nodes=_snapshot_nodes(graph, names),
-                 signatures=_signature_summaries(graph, view, average_depths(view), names),
-                 steps=steps, loss=loss_node, itemsize=itemsize, key_names=log.key_names,
-                 display_names=display_names(graph, names))
 
 
 def argument_reads(graph, batch, itemsize: int) -> list:

@@ -70,7 +70,7 @@ def render(trace, step: int = 0, *, expand=None, collapse=None, parameters: bool
     if caption_width is not None:
         width = int(caption_width)
     scene = cache[key]
-    title = (f"batchviz \u00b7 strategy {trace.strategy} \u00b7 "
+    title = (f"batchviz \u00b7 strategy {trace.strategy} ({trace.label}) \u00b7 "
              f"{counted(trace.scheduled_nodes, 'node')} \u00b7 {counted(len(trace.steps), 'batch')}")
     return to_digraph(scene, paint_step(scene, timeline, step, lines[step]), title=title,
                       caption_width=width, clusters=clusters)

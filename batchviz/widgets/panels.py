@@ -110,7 +110,9 @@ class Panels:
         else:
             full = self.trace.steps[step].signature_name
             what = f'runs <span title="{escape(full)}">{escape(self.batch_text(step))}</span>'
-        return (f'<div class="bv-header"><b>{name}</b> \u00b7 <span class="bv-where">'
+        label = (f'<span class="bv-provenance" title="{escape(self.trace.provenance)}">'
+                 f"({escape(self.trace.label)})</span>")
+        return (f'<div class="bv-header"><b>{name}</b> {label} \u00b7 <span class="bv-where">'
                 f"{self.step_text(step)} \u00b7 {what}</span></div>")
 
     def counts_html(self, step: int) -> str:

@@ -128,8 +128,101 @@ def test_script_without_a_loss(tmp_path, capsys):
 
 def test_unknown_strategy(tmp_path, capsys):
     script = write(tmp_path, FIGURE1_SCRIPT)
-    assert main(["explain", "--strategies", "agenda,fastest", script]) == 2
-    assert "unknown strategy 'fastest'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main(["explain", "--strategies", "agenda,fastest", script])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown strategy 'fastest'" in err
+    assert "known strategies: none, depth, agenda" in err
+
+
+# a script that leaves a mark when it runs: a check made "before the script runs" must
+# find no mark
+MARKING_SCRIPT = FIGURE1_SCRIPT.replace(
+    "import sys\n", "import sys\n    open(sys.argv[0] + '.ran', 'w').write(repr(sys.argv[1:]))\n", 1)
+
+
+def run_cli(args, tmp_path, **kwargs):
+    """``python -m batchviz ARGS`` in a subprocess, as a user runs it."""
+    env = {**os.environ, "NO_COLOR": "1",
+           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-m", "batchviz", *args], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=120, **kwargs)
+
+
+def test_options_after_the_script_are_batchviz_options(tmp_path):
+    """``batchviz explain prog.py --json | python -m json.tool``: --json after the script is
+    batchviz's (it used to reach the script silently, and text came out); the script's own
+    words still reach it."""
+    script = write(tmp_path, MARKING_SCRIPT)
+    done = run_cli(["explain", script, "--json", "3", "--strategies", "depth,agenda", "3"],
+                   tmp_path)
+    assert done.returncode == 0, done.stderr
+    d = json.loads(done.stdout)
+    assert list(d["strategies"]) == ["depth", "agenda"]
+    assert Path(script + ".ran").read_text() == "['3', '3']"
+    g, loss, _ = figure1("agenda", lengths=(3, 3))  # the script's graph, from its words
+    expected = bv.explain(loss, ["depth", "agenda"]).to_dict()
+    assert d["nodes"] == expected["nodes"]
+    assert d["strategies"]["depth"]["batches"] == expected["strategies"]["depth"]["batches"]
+
+
+def test_words_after_a_double_dash_go_to_the_script(tmp_path, capsys):
+    script = write(tmp_path, MARKING_SCRIPT.replace(
+        "tuple(int(a) for a in sys.argv[1:])", "tuple(int(a) for a in sys.argv[1:] if a.isdigit())"))
+    assert main(["explain", script, "2", "--", "--json", "--strategies", "x"]) == 0
+    assert Path(script + ".ran").read_text() == "['2', '--json', '--strategies', 'x']"
+    assert "batchviz explain:" in capsys.readouterr().out  # text, not JSON
+
+
+def test_a_script_option_is_not_taken_for_an_abbreviated_batchviz_option(tmp_path, capsys):
+    script = write(tmp_path, MARKING_SCRIPT.replace(
+        "tuple(int(a) for a in sys.argv[1:])", "tuple(int(a) for a in sys.argv[2:])"))
+    assert main(["explain", script, "--opt", "2"]) == 0
+    assert Path(script + ".ran").read_text() == "['--opt', '2']"
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_a_misspelt_strategy_fails_before_the_script_runs(tmp_path, where):
+    script = write(tmp_path, MARKING_SCRIPT)
+    option = ["--strategies", "depth,agnda"]
+    done = run_cli(["explain", *option, script] if where == "before"
+                   else ["explain", script, *option], tmp_path)
+    assert done.returncode == 2
+    assert "unknown strategy 'agnda' (did you mean 'agenda'?)" in done.stderr
+    assert "known strategies: none, depth, agenda, lookahead, layout" in done.stderr
+    assert not Path(script + ".ran").exists()  # the script never ran
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("seconds", ["-1", "0", "nan", "soon"])
+def test_a_bad_time_limit_fails_before_the_script_runs(tmp_path, capsys, seconds):
+    script = write(tmp_path, MARKING_SCRIPT)
+    with pytest.raises(SystemExit) as exit_:
+        main(["explain", script, "--optimum", "--optimum-seconds", seconds])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --optimum-seconds:" in err and repr(seconds) in err
+    assert not Path(script + ".ran").exists()
+
+
+@pytest.mark.parametrize("json_", [False, True])
+def test_a_closed_pipe_ends_quietly(tmp_path, json_):
+    """``batchviz explain prog.py | head``: the reader goes away before the report is
+    written; no BrokenPipeError traceback, and the exit status a shell shows for a tool that
+    SIGPIPE stopped (141)."""
+    script = write(tmp_path, MARKING_SCRIPT)
+    env = {**os.environ, "NO_COLOR": "1",
+           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    command = [sys.executable, "-m", "batchviz", "explain", script] + (["--json"] * json_)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, cwd=tmp_path)
+    proc.stdout.close()  # as `| head -0` does: nothing will be read
+    _, err = proc.communicate(timeout=120)
+    err = err.decode()
+    assert Path(script + ".ran").exists()  # the script ran; its output met the closed pipe
+    assert proc.returncode == 141, err
+    assert "BrokenPipeError" not in err and "Traceback" not in err
 
 
 def test_usage_errors_exit_2(capsys):

@@ -30,7 +30,7 @@ LAYERS = [
     ("traces", ["trace", "trace.*"]),
     ("explanations and pictures", ["explain", "explain.*", "viz", "viz.*"]),
     ("widgets", ["widgets", "widgets.*"]),
-    ("programs", ["examples", "grade", "cli", "__main__", "__init__", "dynet", "dynet.*"]),
+    ("programs", ["examples", "grade", "cli", "cli_options", "__main__", "__init__", "dynet", "dynet.*"]),
 ]
 
 #: the core path, whose functions are read by students first (``schedule`` and ``plan``

@@ -115,3 +115,18 @@ def test_a_compiled_file_of_a_module_not_in_the_list_never_runs(tmp_path):
     done = run_python("import batchviz.words as w; print('words from:', w.__file__)", tmp_path)
     assert done.returncode == 0, done.stderr
     assert f"words from: {copy / 'words.py'}" in done.stdout
+
+
+def test_the_compiled_path_is_what_the_suite_runs_when_it_should_be():
+    """``make test`` sets BATCHVIZ_EXPECT_COMPILED=1 for its compiled run: on a machine with
+    a C compiler, a build that silently fell back to the source must fail the suite, not
+    pass it uncompiled."""
+    import os
+
+    from batchviz import twins
+
+    if os.environ.get("BATCHVIZ_EXPECT_COMPILED") != "1":
+        assert compiled() == (compiled_modules.why_source is None)
+        return
+    assert compiled(), compiled_modules.why_source
+    assert twins.compiled(), twins.why_pure

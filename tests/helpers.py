@@ -78,3 +78,21 @@ class FewestFirst(bv.AgendaStrategy):
 
     def rule(self, view):
         return FewestOnTheAgenda()
+
+
+def plain(x):
+    """A plan (its records, tuples, arrays; ops by name) as nested lists that ``==`` and JSON
+    compare exactly: every value with its type, arrays with their dtype (the drivers that
+    compare a compiled run with a run from source print this)."""
+    import numpy as np
+
+    from batchviz.ops.base import Op
+
+    if isinstance(x, np.ndarray):
+        return ["array", x.dtype.str, x.tolist()]
+    if isinstance(x, (tuple, list)):
+        return [type(x).__name__] + [plain(e) for e in x]
+    if isinstance(x, Op):
+        return ["op", x.name]
+    return [type(x).__name__,
+            x if x is None or isinstance(x, (bool, int, float, str)) else repr(x)]

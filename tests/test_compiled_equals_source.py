@@ -26,22 +26,12 @@ PLANS = r"""
 import json, sys
 import numpy as np
 import batchviz as bv, batchviz.compiled
-from batchviz.ops.base import Op
 from batchviz.plan import Layout, plan
 from batchviz.schedule import AgendaBatching, DepthBatching, NoBatching, PendingView
 from batchviz.schedule.layout import LayoutBatching
 from batchviz.schedule.lookahead import LookaheadBatching
+from helpers import plain
 from models import TUTORIAL_GRAPHS, lstm_models_loss, mixed_graph
-
-
-def plain(x):  # records, tuples, arrays as nested lists that == compares exactly
-    if isinstance(x, np.ndarray):
-        return ["array", x.dtype.str, x.tolist()]
-    if isinstance(x, (tuple, list)):
-        return [type(x).__name__] + [plain(e) for e in x]
-    if isinstance(x, Op):
-        return ["op", x.name]
-    return [type(x).__name__, x if x is None or isinstance(x, (bool, int, float, str)) else repr(x)]
 
 
 def plans_of(graph):

@@ -1,8 +1,9 @@
-"""The compiled twins (batchviz/_compiled_*.pyx) do what the readable versions they replace
-do: every DyNet example program is run once with the twins and once with
-``BATCHVIZ_PURE_PYTHON=1``, and the two runs must print the same losses and leave the same
-last graph (node by node: op, arguments, attributes, shape, signature, depth), the same
-plans of its runs (every batch's layout and reads) and the same parameters, bit for bit.
+"""The compiled twins (batchviz/_compiled_twins.pyx) and the compiled modules
+(batchviz/compiled.py) do what the Python source does: every DyNet example program is run
+once compiled and once with ``BATCHVIZ_PURE_PYTHON=1`` (which turns both off), and the two
+runs must print the same losses and leave the same last graph (node by node: op,
+arguments, attributes, shape, signature, depth), the same plans of its runs (every batch's
+layout and reads) and the same parameters, bit for bit.
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ import hashlib, json, runpy, sys
 import numpy as np
 import batchviz.dynet as dy
 from batchviz import twins
-from batchviz.ops.base import Op
+from helpers import plain
 
 program, argv = sys.argv[1], sys.argv[2:]
 sys.path.insert(0, str(__import__("pathlib").Path(program).parent))
@@ -53,16 +54,6 @@ graph = dy.graph.session.graph
 nodes = [[op.name, list(args), repr(attrs), list(shape), sig, depth]
          for op, args, attrs, shape, sig, depth in zip(graph.ops, graph.args, graph.attrs,
                                                       graph.shapes, graph.sigs, graph.depths)]
-
-
-def plain(x):  # x as JSON: records and tuples as lists, arrays as lists, ops by name
-    if isinstance(x, np.ndarray):
-        return ["array", x.dtype.str, x.tolist()]
-    if isinstance(x, (tuple, list)):
-        return [type(x).__name__] + [plain(e) for e in x]
-    if isinstance(x, Op):
-        return ["op", x.name]
-    return x if x is None or isinstance(x, (bool, int, float, str)) else repr(x)
 
 
 plans = [plain(batch) for run in graph.plans for batch in run.batches]
@@ -78,7 +69,8 @@ print("FINGERPRINT", json.dumps({"compiled": twins.compiled(), "nodes": nodes, "
 
 def run(program: Path, argv: list, pure: bool) -> tuple[list, dict]:
     # on NumPy: a GPU's atomic additions may sum in another order from one run to the next
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", BATCHVIZ_BACKEND="numpy")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", BATCHVIZ_BACKEND="numpy",
+               PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]))
     env.pop("BATCHVIZ_PURE_PYTHON", None)
     if pure:
         env["BATCHVIZ_PURE_PYTHON"] = "1"

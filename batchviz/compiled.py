@@ -66,18 +66,19 @@ def _why_source() -> "str | None":
     built = {module: compiled_path(module) for module in MODULES}
     if not any(built.values()):
         return "batchviz is not compiled (no C compiler when it was installed?)"
-    changed = [os.path.relpath(source_path(m), _PACKAGE_ROOT) for m, b in built.items() if not b]
-    for module in MODULES:
-        if built[module] is None:
-            continue
-        built_at = os.path.getmtime(built[module])
+    missing = [os.path.relpath(source_path(m), _PACKAGE_ROOT) for m, b in built.items() if not b]
+    changed = []
+    for module, binary in built.items():
         source = source_path(module)
         for path in (source, source[:-3] + ".pxd"):
-            if os.path.exists(path) and os.path.getmtime(path) > built_at:
+            if binary and os.path.exists(path) and os.path.getmtime(path) > os.path.getmtime(binary):
                 changed.append(os.path.relpath(path, _PACKAGE_ROOT))
     if changed:
         return (f"{', '.join(changed)} changed since batchviz was compiled: running batchviz's "
                 "Python source; `pip install -e .` compiles it again")
+    if missing:
+        return (f"{', '.join(missing)} did not compile when batchviz was installed: running "
+                "batchviz's Python source; `pip install -e .` compiles it again")
     return None
 
 
@@ -112,5 +113,5 @@ def install() -> None:
     if any(isinstance(f, _SourceFinder) for f in sys.meta_path):
         return
     sys.meta_path.insert(0, _SourceFinder())
-    if why_source is not None and "changed since" in why_source:
+    if why_source is not None and "`pip install -e .`" in why_source:  # (a build to redo)
         print(f"batchviz: {why_source}", file=sys.stderr)

@@ -87,9 +87,10 @@ def _steps_of_runs(graph, strategy, names: dict, itemsize: int, steps: list) -> 
     agenda at each step (the run's decision log, or the agenda rebuilt from its batches).
     Returns the names of the strategy's key."""
     starts = [0] + graph.run_ends[:-1]
+    logs = getattr(graph, "decision_logs", None) or [None] * len(graph.plans)
     key_names = ()
     for run, (run_plan, start, end) in enumerate(zip(graph.plans, starts, graph.run_ends)):
-        log = graph.decision_logs[run]
+        log = logs[run]
         if log is None:
             view = PendingView(graph, start=start, end=end)
             log = replayed(view, [list(b.nodes) for b in run_plan.batches], strategy)

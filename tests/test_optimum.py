@@ -216,6 +216,56 @@ def test_time_limit_is_honoured_and_not_proven_is_said():
     graph.finish()
 
 
+def big_graph():
+    """A random graph of mixed ops of 3,500 nodes, above the solver's default max_nodes."""
+    graph, loss, _ = G.random_dag(seed=1, n_ops=2960)
+    assert len(graph.ops) >= 3000
+    return graph, loss
+
+
+@needs_solver
+def test_a_short_time_limit_holds_on_thousands_of_nodes():
+    """time_limit=1 on 3,500 nodes: building the solver's model alone takes longer, so the
+    answer is the best strategy's schedule, not proven, with a note saying why; within the
+    limit (it took 6.6 s when only the solver's own search was timed)."""
+    graph, loss = big_graph()
+    t0 = time.perf_counter()
+    result = optimal_schedule(loss, time_limit=1, max_nodes=5000)
+    assert time.perf_counter() - t0 < 1 + 1
+    assert not result.proven and result.found_by in result.strategies
+    assert "could not be built and searched within 1 s" in result.note
+    assert result.note in result.summary() and "time-limited best" in result.summary()
+    assert result.to_dict()["note"] == result.note
+    validate_schedule(PendingView(graph, start=0), result.batches)
+    graph.finish()
+
+
+@needs_solver
+@pytest.mark.slow
+def test_a_time_limit_that_lets_the_solver_search_holds_on_thousands_of_nodes():
+    """time_limit=4 on 3,500 nodes: the model is built and searched (no note), and the call
+    still ends within the limit and a second, building and solving counted."""
+    graph, loss = big_graph()
+    t0 = time.perf_counter()
+    result = optimal_schedule(loss, time_limit=4, max_nodes=5000)
+    assert time.perf_counter() - t0 < 4 + 1
+    assert result.solved and result.note == ""
+    assert result.lower_bound <= result.count <= min(result.strategies.values())
+    validate_schedule(PendingView(graph, start=0), result.batches)
+    graph.finish()
+
+
+@needs_solver
+def test_the_same_graph_gets_the_same_answer_every_run():
+    """One worker and a fixed seed: the same schedule, not only the same count (several
+    workers race, and whichever wins gives its own schedule)."""
+    graph, loss, _ = G.random_dag(seed=3, n_ops=40)
+    first, second = (optimal_schedule(loss, time_limit=60) for _ in range(2))
+    assert first.proven and second.proven
+    assert first.batches == second.batches
+    graph.finish()
+
+
 # --- errors and reports ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("limit", [0, -1, "10", True, float("nan")])
@@ -319,11 +369,19 @@ def test_explain_never_fails_for_want_of_the_solver(monkeypatch):
 
 
 def test_explain_of_a_graph_too_big_for_the_solver_says_so():
+    """explain has no max_nodes: its note names the call and the argument that exist."""
+    import inspect
+
     graph, loss, _ = G.random_dag(seed=1, n_ops=1000)
     e = bv.explain(loss, optimum=True)
     assert e.optimum is None
-    assert explained_lines(e)[2].startswith("optimum: not computed: the exact solver takes "
-                                            "graphs of up to max_nodes=1000 nodes; this one has")
+    line = explained_lines(e)[2]
+    nodes = len(PendingView(graph, start=0).nodes)
+    assert line == (f"optimum: not computed: the exact solver takes graphs of up to 1000 nodes "
+                    f"here; this one has {nodes} (bv.optimal_schedule(loss, max_nodes={nodes}) "
+                    "tries it)")
+    assert "max_nodes" in inspect.signature(bv.optimal_schedule).parameters
+    assert "max_nodes" not in inspect.signature(bv.explain).parameters
     graph.finish()
 
 
@@ -372,5 +430,7 @@ def test_command_line_solves_with_optimum(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "lower bound: 4 batches" in out
     assert "optimum: 5 batches (optimal: fewer than 5 batches proven impossible" in out
-    assert main(["explain", "--optimum", "--optimum-seconds", "0", str(script)]) == 2
-    assert "optimum must be None, True, False or a time limit" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:  # refused while parsing, before the script runs
+        main(["explain", "--optimum", "--optimum-seconds", "0", str(script)])
+    assert exit_.value.code == 2
+    assert "time limit must be a number of seconds greater than 0" in capsys.readouterr().err

@@ -3,28 +3,23 @@
 Finding the schedule with the fewest batches is NP-hard (§3.2); the strategies are
 heuristics, and the lower bound of ``bv.explain`` (per signature its longest dependency
 chain, summed) is not always reachable, because the chains of different signatures can
-get in each other's way. On graphs of a few hundred nodes the optimum can still be had,
-with a constraint solver (OR-Tools CP-SAT, the ``batchviz[optimum]`` extra).
+get in each other's way. Where it is not, a constraint solver (OR-Tools CP-SAT, the
+``batchviz[optimum]`` extra) can still find and prove the optimum on graphs of a few
+hundred nodes, given time: on the tutorials' random graphs of mixed ops, 247 nodes took
+5 to 21 s with one worker (``docs/concepts/optimum.md``).
 
 How it is found: CP-SAT answers "is there a schedule of at most ``K`` batches?", with
 ``K`` chosen by bisection between a lower bound and the best strategy's count. Every "yes"
 comes with a schedule, a new upper bound; every "no" is a proof that raises the lower
 bound; where they meet is the optimum. (One decision per ``K`` proved faster, on the
 tutorials' random graphs, than one model that minimizes the count: with ``K`` fixed,
-every node's possible batches form a short window.)
+every node's possible batches form a short window.) The model of one decision, and how it
+keeps to its deadline, are in :mod:`batchviz.explain.optimum_model`.
 
-The model for one ``K``. Batches are positions ``0 .. K-1``.
-
-* ``x[t, s]``: position ``t`` runs signature ``s``; at most one signature per position
-  (a position left empty is dropped from the schedule).
-* ``y[v, t]``: node ``v`` runs at position ``t``; exactly one position per node, and
-  ``y[v, t]`` implies ``x[t, sig(v)]``: a batch holds one signature.
-* ``pos(v) = sum_t t y[v, t]`` and ``pos(a) < pos(v)`` for every argument ``a`` of ``v``.
-* The window of ``v``: its ancestors all run before it, and the ancestors of signature
-  ``s`` need at least as many batches as their longest ``s``-chain, so ``v`` runs no
-  earlier than position ``before(v)``, the sum over signatures of those chains; likewise
-  no later than ``K - 1 - after(v)``, counted over its descendants. ``before(v) + 1 +
-  after(v)`` is itself a lower bound, sometimes above the per-signature one.
+The time limit is the whole call's: scheduling the starting points, building each model
+and solving it all count, and the call returns within about the limit. When the first
+model cannot even be built in time (a graph of thousands of nodes and a short limit), the
+result is the best strategy's schedule, not proven, with a note saying so.
 
 (Redundant constraints - every signature gets at least as many positions as its longest
 chain; every position holds a node - and breaking the symmetry of two independent
@@ -35,13 +30,13 @@ the tutorials' Tree-LSTM and parser graphs, which ``lookahead`` schedules optima
 """
 from __future__ import annotations
 
-import os
 import time
 
 from ..errors import BatchvizError
 from ..schedule import FlatSchedule, PendingView, resolve_strategy, validate_schedule
 from ..schedule.lookahead import batch_lower_bound
 from ..trace.record import graph_of
+from .optimum_model import BuildClock, Dag, decide
 from .optimum_report import Optimum
 
 #: the strategies whose schedules are the starting points (upper bounds)
@@ -56,7 +51,14 @@ class SolverMissing(BatchvizError, ImportError):
 
 
 class GraphTooLarge(BatchvizError, ValueError):
-    """The graph has more nodes than the exact solver is allowed to take on."""
+    """The graph has more nodes than the exact solver is allowed to take on. ``nodes`` and
+    ``max_nodes`` say by how much, for callers that word their own advice (``bv.explain``
+    has no ``max_nodes`` to pass)."""
+
+    def __init__(self, nodes: int, max_nodes: int):
+        super().__init__(f"the exact solver takes graphs of up to max_nodes={max_nodes} nodes; "
+                         f"this one has {nodes} (pass a larger max_nodes to try)")
+        self.nodes, self.max_nodes = nodes, max_nodes
 
 
 def cp_model_module():
@@ -75,30 +77,47 @@ def is_seconds(x) -> bool:
 
 
 def optimal_schedule(target, time_limit: float = 10.0, max_nodes: int = MAX_NODES,
-                     workers: int | None = None) -> Optimum:
+                     workers: int | None = 1) -> Optimum:
     """The schedule of the graph of ``target`` (the loss, or a ``bv.Graph``) with the fewest
     batches, proven optimal within ``time_limit`` seconds, else the best found and the
     proven lower bound. Every node of the graph is scheduled, as if nothing had run yet
     (as ``bv.explain`` does). ``print()`` the result; in Jupyter it shows as a table.
 
+    The call returns within about ``time_limit`` seconds, everything included (the
+    strategies' schedules, building the solver's models, solving them).
+
     Raises :class:`~batchviz.explain.SolverMissing` without OR-Tools and
     :class:`~batchviz.explain.GraphTooLarge` above ``max_nodes`` nodes, unless a strategy
     already meets the lower bound (then the solver is not needed). ``workers``: CP-SAT's
-    threads (default: the CPUs, at most 8)."""
+    threads. One (the default) gives the same answer on every run; more may prove sooner
+    on a large machine, but the schedule found then changes from run to run. An answer not
+    proven is the best found when the time ran out, and may differ between runs (None:
+    one, as before this default was fixed)."""
+    started = time.perf_counter()
+    workers = 1 if workers is None else workers
     if not is_seconds(time_limit):
         raise ValueError(f"optimal_schedule: time_limit must be a positive number of seconds, "
                          f"got {time_limit!r}")
+    if not (isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1):
+        raise ValueError(f"optimal_schedule: workers must be a whole number >= 1, "
+                         f"got {workers!r}")
     graph, _ = graph_of(target)
     view = PendingView(graph, start=0)
     schedules = {name: resolve_strategy(name).schedule(view) for name in STARTING_STRATEGIES}
-    return solve(view, schedules, time_limit, max_nodes=max_nodes, workers=workers)
+    return solve(view, schedules, time_limit, max_nodes=max_nodes, workers=workers,
+                 started=started)
 
 
 def solve(view: PendingView, schedules: dict, time_limit: float, max_nodes: int = MAX_NODES,
-          workers: int | None = None, chain_bound: int | None = None) -> Optimum:
+          workers: int | None = 1, chain_bound: int | None = None,
+          started: float | None = None) -> Optimum:
     """The fewest batches for the nodes of ``view``, starting from ``schedules`` (strategy
     name -> valid schedule, a list of batches or a FlatSchedule: the upper bounds); see the
-    module docstring. ``chain_bound``: the per-signature lower bound, when known."""
+    module docstring. ``chain_bound``: the per-signature lower bound, when known.
+    ``started``: the ``time.perf_counter()`` time the ``time_limit`` counts from (default:
+    now)."""
+    t0 = time.perf_counter() if started is None else started
+    workers = 1 if workers is None else workers
     counts = {name: len(batches) for name, batches in schedules.items()}
     best = min(counts, key=counts.get)
     chain_bound = batch_lower_bound(view) if chain_bound is None else chain_bound
@@ -110,10 +129,8 @@ def solve(view: PendingView, schedules: dict, time_limit: float, max_nodes: int 
             [name for name, count in counts.items() if count <= chain_bound], len(counts))
         return result
     if len(view.nodes) > max_nodes:
-        raise GraphTooLarge(f"the exact solver takes graphs of up to max_nodes={max_nodes} nodes; "
-                            f"this one has {len(view.nodes)} (pass a larger max_nodes to try)")
+        raise GraphTooLarge(len(view.nodes), max_nodes)
     cp_model = cp_model_module()
-    t0 = time.perf_counter()  # (importing OR-Tools, once, is not solving)
     result.solved = True
     dag = Dag(view)
     result.lower_bound = max(chain_bound, dag.through_bound)
@@ -135,126 +152,41 @@ def _reaching(names: list, strategies: int) -> str:
     return f"{', '.join(names[:-1])} and {names[-1]} reach the lower bound"
 
 
-def _bisect(result: Optimum, view: PendingView, dag: "Dag", cp_model, t0: float,
-            workers: int | None) -> None:
+def _bisect(result: Optimum, view: PendingView, dag: Dag, cp_model, t0: float,
+            workers: int) -> None:
     """Narrow ``[result.lower_bound, result.count]`` by bisection on ``K``, in place, until
     the two meet or the time is up. A decision gets half the time left, all of it when it
-    is the last open one; when it runs out, its ``K`` stays open and the search goes on
-    above it, for a better schedule."""
-    search_from = result.lower_bound
+    is the last open one, or when half would not even build its model; when it runs out,
+    its ``K`` stays open and the search goes on above it, for a better schedule. A
+    decision whose model cannot be built in the time left is not started. When none could
+    be (a large graph, a short limit), ``result.note`` says so."""
+    search_from, started_any, clock = result.lower_bound, False, BuildClock()
     while search_from < result.count:
         left = result.time_limit - (time.perf_counter() - t0)
-        if left <= 0:
-            return
         k = (search_from + result.count - 1) // 2
+        needs = clock.needs(dag, k)
+        if left <= needs:
+            break
         last = result.lower_bound == result.count - 1
-        deadline = time.perf_counter() + (left if last else left / 2)
-        status, batches = decide(cp_model, dag, k, deadline, workers)
+        deadline = time.perf_counter() + (left if last or needs > left / 2 else left / 2)
+        status, batches = decide(cp_model, dag, k, deadline, workers, clock)
+        started_any = started_any or status != "unbuilt"
         if status == "feasible":
             result.batches, result.found_by = validate_schedule(view, batches), "CP-SAT"
         elif status == "infeasible":
             result.lower_bound = search_from = k + 1
         else:
             search_from = k + 1
+    if not started_any:
+        result.note = (f"the solver's model of {len(dag.nodes)} nodes could not be built and "
+                       f"searched within {result.time_limit:g} s; a larger time_limit lets "
+                       "it search")
 
 
 def _as_lists(schedule) -> list:
     if isinstance(schedule, FlatSchedule):
         return schedule.batches()
     return [list(batch) for batch in schedule]
-
-
-class Dag:
-    """The pending nodes of a view as local ids ``0 .. n-1`` in creation order (arguments
-    come first): ``sig`` and ``args`` (local ids of the pending arguments) per node, and the
-    bounds of its window (module docstring): ``before``, the batches that must run before
-    the node, and ``after``, the batches that must run after it."""
-
-    def __init__(self, view: PendingView):
-        self.nodes = list(view.nodes)
-        local = {node: k for k, node in enumerate(self.nodes)}
-        self.sig = [view.signature[node] for node in self.nodes]
-        self.args = [[local[a] for a in view.pending_args(node)] for node in self.nodes]
-        users = [[] for _ in self.nodes]
-        for v, args in enumerate(self.args):
-            for a in args:
-                users[a].append(v)
-        n = len(self.nodes)
-        self.before = self._chains(range(n), self.args)
-        self.after = self._chains(range(n - 1, -1, -1), users)
-
-    def _chains(self, order, predecessors) -> list:
-        """Per node (visited in ``order``, predecessors first): the sum over signatures of
-        the longest chain of that signature among its predecessors (each node keeps
-        ``{signature: longest chain ending at the node}``, the node included)."""
-        total = [0] * len(self.nodes)
-        chains = [None] * len(self.nodes)
-        for v in order:
-            mine: dict = {}
-            for p in predecessors[v]:
-                for s, length in chains[p].items():
-                    if mine.get(s, 0) < length:
-                        mine[s] = length
-            total[v] = sum(mine.values())
-            mine[self.sig[v]] = mine.get(self.sig[v], 0) + 1
-            chains[v] = mine
-        return total
-
-    @property
-    def through_bound(self) -> int:
-        """The most batches any one node forces: before it, itself, after it."""
-        return max((b + 1 + a for b, a in zip(self.before, self.after)), default=0)
-
-    def window(self, v: int, k: int) -> range:
-        """The positions node ``v`` may take in a schedule of ``k`` batches."""
-        return range(self.before[v], k - self.after[v])
-
-
-def decide(cp_model, dag: Dag, k: int, deadline: float, workers: int | None) -> tuple:
-    """``("feasible", batches)``, ``("infeasible", None)`` or ``("unknown", None)``: whether
-    the nodes of ``dag`` fit in ``k`` batches, decided by CP-SAT before ``deadline`` (a
-    ``time.perf_counter()`` time; building the model counts)."""
-    windows = [dag.window(v, k) for v in range(len(dag.nodes))]
-    if any(not window for window in windows):
-        return "infeasible", None
-    model, place = _model(cp_model, dag, k, windows)
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = max(deadline - time.perf_counter(), 0.001)
-    solver.parameters.num_workers = workers or min(8, os.cpu_count() or 1)
-    solver.parameters.random_seed = 0
-    status = solver.Solve(model)
-    if status == cp_model.INFEASIBLE:
-        return "infeasible", None
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return "unknown", None
-    batches = [[] for _ in range(k)]
-    for v, here in enumerate(place):
-        t = next(t for t, b in here.items() if solver.BooleanValue(b))
-        batches[t].append(dag.nodes[v])
-    return "feasible", [batch for batch in batches if batch]
-
-
-def _model(cp_model, dag: Dag, k: int, windows: list) -> tuple:
-    """The model of the module docstring for ``k`` positions, and ``place``: per node,
-    ``{position: y[v, position]}`` over its window."""
-    model = cp_model.CpModel()
-    runs = {(t, s): model.NewBoolVar(f"x{t}_{s}") for t in range(k) for s in set(dag.sig)}
-    for t in range(k):
-        model.AddAtMostOne(runs[t, s] for s in set(dag.sig))
-    place, position = [], []
-    for v, window in enumerate(windows):
-        here = {t: model.NewBoolVar(f"y{v}_{t}") for t in window}
-        model.AddExactlyOne(here.values())
-        for t, b in here.items():
-            model.AddImplication(b, runs[t, dag.sig[v]])
-        pos = model.NewIntVar(window.start, window.stop - 1, f"pos{v}")
-        model.Add(pos == sum(t * b for t, b in here.items()))
-        place.append(here)
-        position.append(pos)
-    for v, args in enumerate(dag.args):
-        for a in args:
-            model.Add(position[a] < position[v])
-    return model, place
 
 
 #: ``bv.explain(loss, optimum=True)``'s time limit, in seconds
@@ -285,5 +217,9 @@ def explain_optimum(view: PendingView, schedules: dict, chain_bound: int, optimu
     limit = EXPLAIN_TIME_LIMIT if optimum is True else float(optimum)
     try:
         return solve(view, schedules, limit, chain_bound=chain_bound), ""
-    except (SolverMissing, GraphTooLarge) as e:
+    except SolverMissing as e:
         return None, f"not computed: {e}"
+    except GraphTooLarge as e:  # explain has no max_nodes: name the call that has one
+        return None, (f"not computed: the exact solver takes graphs of up to {e.max_nodes} "
+                      f"nodes here; this one has {e.nodes} (bv.optimal_schedule(loss, "
+                      f"max_nodes={e.nodes}) tries it)")

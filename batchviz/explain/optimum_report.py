@@ -24,6 +24,7 @@ class Optimum:
     nodes: int
     proof: str = ""           # why ``batches`` is optimal, when it is
     solved: bool = False      # the solver ran (else a strategy met the lower bound)
+    note: str = ""            # why the solver could not search, when the time ran out first
 
     @property
     def count(self) -> int:
@@ -39,8 +40,10 @@ class Optimum:
         if self.proven:
             took = f"; {_seconds(self.seconds)}" if self.solved else ""
             return f"optimum: {counted(self.count, 'batch')} (optimal: {self.proof}{took})"
+        note = f"; {self.note}" if self.note else ""
         return (f"optimum: between {self.lower_bound} and {counted(self.count, 'batch')} "
-                f"({self.status}; the best schedule found is {self.found_by}'s)")
+                f"({self.status}; the best schedule found is {self.found_by}'s, a "
+                f"time-limited best that another run may better{note})")
 
     def strategy_line(self) -> str:
         ranked = sorted(self.strategies.items(), key=lambda kv: kv[1])
@@ -73,7 +76,7 @@ class Optimum:
              "chain_bound": self.chain_bound, "status": self.status, "proven": self.proven,
              "proof": self.proof, "found_by": self.found_by, "solved": self.solved,
              "seconds": self.seconds, "time_limit": self.time_limit,
-             "strategies": dict(self.strategies), "nodes": self.nodes}
+             "strategies": dict(self.strategies), "nodes": self.nodes, "note": self.note}
         if schedule:
             d["schedule"] = [list(b) for b in self.batches]
         return d

@@ -8,6 +8,7 @@ from .agenda import (Agenda, AgendaBatching, AgendaStrategy, LowestAverageDepth,
                      record_decisions, replayed, run_agenda)
 from .arrays import PendingArrays
 from .base import FlatSchedule, Schedule, Strategy, flat_schedule, schedule, validate_schedule
+from ..errors import ScheduleError
 from .decisions import Candidate, Decision, DecisionLog, Rule
 from .layout import LayoutBatching
 from .lookahead import LookaheadBatching
@@ -30,6 +31,7 @@ def register_strategy(strategy, name: str | None = None, *, replace: bool = Fals
     ``"agenda"`` would otherwise silently take the place of the one every notebook compares
     against.
     A name you registered yourself may be registered again (re-running a notebook cell)."""
+    _refuse_a_rule(strategy, "register_strategy")
     _check_registration(strategy, name)
     key = strategy.name if name is None else name
     if key in BUILT_IN and not replace:
@@ -88,8 +90,30 @@ def _describe(value) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
+def _is_rule(value) -> bool:
+    return isinstance(value, Rule) or (isinstance(value, type) and issubclass(value, Rule))
+
+
+def _refuse_a_rule(value, where: str) -> None:
+    """A :class:`Rule` given where a strategy is expected: a ScheduleError that shows how to
+    wrap it. (A rule ranks the groups on the agenda; the agenda loop that asks it is an
+    AgendaStrategy's, so a rule alone schedules nothing.)"""
+    if not _is_rule(value):
+        return
+    rule = value.__name__ if isinstance(value, type) else type(value).__name__
+    shown = rule if isinstance(value, type) else f"{rule}()"
+    raise ScheduleError(
+        f"{where}: the rule {shown} (a bv.Rule) was given where a strategy is expected; a "
+        "rule chooses among the groups on the agenda, a strategy runs the agenda with it. "
+        f"Wrap it in a bv.AgendaStrategy - `class My{rule}Strategy(bv.AgendaStrategy): "
+        f"name = \"my-{rule.lower()}\"; def rule(self, view): return {rule}()` (a new rule "
+        f"per schedule) - and pass My{rule}Strategy()")
+
+
 def resolve_strategy(strategy) -> Strategy:
-    """A Strategy object for a name, a Strategy subclass or a Strategy instance."""
+    """A Strategy object for a name, a Strategy subclass or a Strategy instance; a
+    ScheduleError for a :class:`Rule` (saying how to wrap it), a TypeError otherwise."""
+    _refuse_a_rule(strategy, "strategy")
     if isinstance(strategy, str):
         found = STRATEGIES.get(strategy)
         if found is None:

@@ -126,19 +126,38 @@ class FlatSchedule(NamedTuple):
 
 
 def schedule(strategy, view: PendingView) -> list:
-    """``strategy``'s batches for ``view``: what the runtime runs and the traces show. A
-    strategy that is not built in is checked (:func:`~batchviz.validate_schedule`) before
-    anything runs, so that a mistake in it is an error that names the problem, never wrong
-    values."""
-    batches = strategy.schedule(view)
+    """``strategy``'s batches for ``view``: what the runtime runs and the traces show (the
+    widgets' traces included: both come here, so a bad strategy fails the same way in a run
+    and in a widget). A strategy that is not built in is checked
+    (:func:`~batchviz.validate_schedule`) before anything runs, so that a mistake in it is
+    an error that names the strategy and the problem, never wrong values."""
+    try:
+        batches = strategy.schedule(view)
+    except ScheduleError as error:  # e.g. its rule's key (decisions.checked_key)
+        raise _naming(strategy, error)
     if getattr(strategy, "trusted", False):
         return batches
     if batches is None or isinstance(batches, (str, bytes)) or not hasattr(batches, "__iter__"):
         raise ScheduleError(
-            f"strategy {strategy.name!r}: schedule() must return a list of batches (lists of "
+            f"{strategy_words(strategy)}: schedule() must return a list of batches (lists of "
             f"node ids), got {type(batches).__name__}" + (" - is a `return` missing?"
                                                          if batches is None else ""))
-    return validate_schedule(view, batches)
+    return validate_schedule(view, batches, strategy)
+
+
+def strategy_words(strategy) -> str:
+    """How an error names ``strategy``: ``strategy 'name'`` (its class where it has no
+    name of its own)."""
+    name = getattr(strategy, "name", "?")
+    return f"strategy {name!r}" if name != "?" else f"strategy {type(strategy).__name__}"
+
+
+def _naming(strategy, error: ScheduleError) -> ScheduleError:
+    """``error`` with the strategy named first (once), its traceback kept."""
+    words = strategy_words(strategy)
+    if not str(error).startswith(words):
+        error.args = (f"{words}: {error}",) + error.args[1:]
+    return error
 
 
 def _node_list(batch, k: int) -> list:
@@ -148,20 +167,42 @@ def _node_list(batch, k: int) -> list:
     return list(batch)
 
 
-def validate_schedule(view: PendingView, batches) -> list:
+def validate_schedule(view: PendingView, batches, strategy=None) -> list:
     """Check ``batches`` against ``view``; return it as a list of lists or raise ScheduleError
-    naming the first problem (a missing or repeated node, a mixed batch, an argument
-    scheduled after its user)."""
+    naming the first problem (something that is not a node id, a node that is not pending,
+    a missing or repeated node, a mixed batch, an argument scheduled after its user), and
+    ``strategy`` when given."""
+    try:
+        return _validated(view, batches)
+    except ScheduleError as error:
+        raise (error if strategy is None else _naming(strategy, error))
+
+
+def _is_node_id(node) -> bool:
+    """Node ids are ints (NumPy's included); a bool is not one, though Python says it is."""
+    return isinstance(node, (int, np.integer)) and not isinstance(node, (bool, np.bool_))
+
+
+def _validated(view: PendingView, batches) -> list:
     batches = [_node_list(b, k) for k, b in enumerate(batches)]
     sig = view.signature
     position: dict[int, int] = {}
     for k, batch in enumerate(batches):
         if not batch:
             raise ScheduleError(f"batch {k} is empty")
-        s = sig[batch[0]]
+        s = None
         for node in batch:
+            if not _is_node_id(node):
+                raise ScheduleError(
+                    f"batch {k} contains {node!r} ({type(node).__name__}), not a node id: "
+                    "batches hold the int ids of view.nodes")
             if not view.is_pending(node):
-                raise ScheduleError(f"batch {k} contains node {node}, which is not pending")
+                raise ScheduleError(
+                    f"batch {k} contains node {node}, which is not pending: the nodes to "
+                    f"schedule are view.nodes (ids {view.start} to {view.end - 1}, "
+                    "parameters left out)")
+            if s is None:
+                s = sig[node]
             if node in position:
                 raise ScheduleError(f"node {node} is scheduled twice (batches {position[node]} and {k})")
             if sig[node] != s:

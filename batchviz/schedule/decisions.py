@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..errors import ScheduleError
+
 
 class Candidate(NamedTuple):
     """One signature group on the agenda at one step."""
@@ -47,7 +49,7 @@ class DecisionLog:
     def record(self, agenda, rule, signature: int, batch) -> None:
         """The agenda just before ``batch`` (of ``signature``) runs, as ``rule`` sees it."""
         self.key_names = tuple(rule.key_names)
-        keys = {s: tuple(rule.key(s, agenda)) for s in agenda.ready}
+        keys = {s: checked_key(rule, s, agenda) for s in agenda.ready}
         # the chosen group first, then the others by the rule's key
         order = [signature] + sorted((s for s in keys if s != signature),
                                      key=lambda s: (keys[s], s))
@@ -80,8 +82,10 @@ class Rule:
         raise NotImplementedError(f"{type(self).__name__} must define key(signature, agenda)")
 
     def choose(self, agenda) -> int:
-        """The signature of the next batch: the lowest key on the agenda."""
-        return min(agenda.ready, key=lambda s: (self.key(s, agenda), s))
+        """The signature of the next batch: the lowest key on the agenda. Each key is
+        checked (:func:`checked_key`), so that a key the recording of decisions could not
+        read fails here too, in a run as in a trace."""
+        return min(agenda.ready, key=lambda s: (checked_key(self, s, agenda), s))
 
     def nodes(self, signature: int, agenda):
         """Which agenda nodes of ``signature`` run (None: all of them, the paper's rule)."""
@@ -108,6 +112,22 @@ class Rule:
             if mine != theirs:
                 return f"waits: higher {name} ({_text(mine)} > {_text(theirs)})"
         return "waits: same key; the lower signature id runs first"
+
+
+def checked_key(rule, signature: int, agenda) -> tuple:
+    """``rule.key(signature, agenda)`` as a tuple, or a ScheduleError naming the rule and what
+    its key was. Without this check a key of None ranks silently in a run (None ties with
+    None) and fails only when a trace records it, deep in the recording."""
+    key = rule.key(signature, agenda)
+    if isinstance(key, tuple):
+        return key
+    if isinstance(key, list):
+        return tuple(key)
+    missing = " - is a `return` missing?" if key is None else ""
+    raise ScheduleError(
+        f"rule {type(rule).__name__}: key(signature {signature}, agenda) returned {key!r}; a "
+        f"rule's key must be a tuple, one value per key_names entry {tuple(rule.key_names)!r} "
+        f"(the group with the lowest key runs){missing}")
 
 
 def _text(value) -> str:

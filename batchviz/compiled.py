@@ -8,18 +8,21 @@ plain Python (its "pure Python mode"): ``pip install`` writes a compiled module 
 tells Cython the C types of its classes' fields and of some functions' variables; the
 ``.py`` itself stays ordinary Python and is the only place where its steps are written.
 
-The compiled form runs only when it was built from the source that is there now: if any of
-these modules (or its ``.pxd``) changed after it was compiled, every one of them runs from
-its ``.py`` (all or none, since compiled modules share C types), and a one-line notice
-says how to compile them again. ``BATCHVIZ_PURE_PYTHON=1`` runs them all from source, as
+The compiled form runs only when it was built from the source that is there now (the build
+records a hash of every source file, :data:`SOURCES_FILE`): if any of these modules (or its
+``.pxd``) changed after it was compiled, every one of them runs from its ``.py`` (all or
+none, since compiled modules share C types), and a one-line notice says how to compile
+them again. ``BATCHVIZ_PURE_PYTHON=1`` runs them all from source, as
 does a machine without a compiler. :func:`compiled` tells which is the case, and
 :data:`why_source` why.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import json
 import os
 import sys
 
@@ -59,6 +62,34 @@ def compiled_path(module: str) -> "str | None":
     return None
 
 
+#: written when the package is compiled (``setup.py``): a hash of each source file as compiled
+SOURCES_FILE = "compiled_sources.json"
+
+
+def _hash(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def changed_since_build(paths: list) -> list:
+    """Of ``paths`` (files of the package, relative to it: ``"graph.py"``), those that are
+    not as they were when the package was compiled: edited since, or new. (By content: the
+    times of files say nothing once a wheel is installed.) All of them when the record of
+    the compiled sources is missing."""
+    package = os.path.join(_PACKAGE_ROOT, "batchviz")
+    try:
+        with open(os.path.join(package, SOURCES_FILE), encoding="utf-8") as f:
+            recorded = json.load(f)
+    except (OSError, ValueError):
+        return list(paths)
+    changed = []
+    for path in paths:
+        full = os.path.join(package, path)
+        if os.path.exists(full) and recorded.get(path.replace(os.sep, "/")) != _hash(full):
+            changed.append(path)
+    return changed
+
+
 def _why_source() -> "str | None":
     """Why the modules run from their ``.py`` files (None: they run compiled)."""
     if os.environ.get("BATCHVIZ_PURE_PYTHON", "") not in ("", "0"):
@@ -66,16 +97,14 @@ def _why_source() -> "str | None":
     built = {module: compiled_path(module) for module in MODULES}
     if not any(built.values()):
         return "batchviz is not compiled (no C compiler when it was installed?)"
-    missing = [os.path.relpath(source_path(m), _PACKAGE_ROOT) for m, b in built.items() if not b]
-    changed = []
-    for module, binary in built.items():
-        source = source_path(module)
-        for path in (source, source[:-3] + ".pxd"):
-            if binary and os.path.exists(path) and os.path.getmtime(path) > os.path.getmtime(binary):
-                changed.append(os.path.relpath(path, _PACKAGE_ROOT))
+    files = [os.path.relpath(source_path(m), os.path.join(_PACKAGE_ROOT, "batchviz"))
+             for m in MODULES]
+    changed = changed_since_build(files + [f[:-3] + ".pxd" for f in files])
     if changed:
-        return (f"{', '.join(changed)} changed since batchviz was compiled: running batchviz's "
-                "Python source; `pip install -e .` compiles it again")
+        return (f"{', '.join('batchviz/' + f for f in changed)} changed since batchviz was "
+                "compiled: running batchviz's Python source; `pip install -e .` compiles it "
+                "again")
+    missing = [f"batchviz/{f}" for f, binary in zip(files, built.values()) if not binary]
     if missing:
         return (f"{', '.join(missing)} did not compile when batchviz was installed: running "
                 "batchviz's Python source; `pip install -e .` compiles it again")

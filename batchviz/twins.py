@@ -29,7 +29,7 @@ import importlib.util
 import os
 import sys
 
-from . import compiled
+from . import compiled as compiled_modules
 
 #: the extension that holds the twins
 EXTENSIONS = ("batchviz._compiled_twins",)
@@ -37,33 +37,30 @@ EXTENSIONS = ("batchviz._compiled_twins",)
 
 
 def _check_built(name: str) -> None:
-    """Raise ImportError when the extension ``name`` is older than its Cython source beside
-    it (a checkout whose ``.pyx`` changed since ``pip install -e .``): its twins could differ
-    from the readable versions, which then run instead."""
+    """Raise ImportError when the extension ``name`` is not built, or its Cython source
+    beside it changed since it was (a checkout whose ``.pyx`` changed since ``pip install
+    -e .``): its twins could differ from the readable versions, which then run instead."""
     spec = importlib.util.find_spec(name)
     if spec is None or spec.origin is None:
         raise ImportError(f"{name} is not built")
-    source = os.path.join(os.path.dirname(spec.origin), name.rsplit(".", 1)[1] + ".pyx")
-    if os.path.exists(source) and os.path.getmtime(source) > os.path.getmtime(spec.origin):
-        raise ImportError(f"{name} is older than {os.path.basename(source)}: run "
+    source = name.rsplit(".", 1)[1] + ".pyx"
+    if compiled_modules.changed_since_build([source]):
+        raise ImportError(f"{name} is older than {source}: run "
                           "`pip install -e .` to build the compiled twins again")
 
 
-def _edited_since_built(name: str, twins: dict) -> list:
-    """The modules holding readable versions of ``twins`` whose ``.py`` changed after the
-    extension ``name`` was built: an edit there must run, so the readable versions do."""
-    built_at = os.path.getmtime(importlib.util.find_spec(name).origin)
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    edited = set()
+def _edited_since_built(twins: dict) -> list:
+    """The modules holding readable versions of ``twins`` that changed since the twins were
+    built: an edit there must run, so the readable versions do."""
+    files = set()
     for qualified in twins:
-        parts = qualified.split(".")
-        for end in range(len(parts) - 1, 1, -1):  # the longest prefix that is a .py file
-            path = os.path.join(package, *parts[:end]) + ".py"
-            if os.path.exists(path):
-                if os.path.getmtime(path) > built_at:
-                    edited.add(os.path.relpath(path, package))
+        parts = qualified.split(".")[1:]  # (without "batchviz")
+        for end in range(len(parts) - 1, 0, -1):  # the longest prefix that is a .py file
+            path = os.path.join(*parts[:end]) + ".py"
+            if os.path.exists(os.path.join(os.path.dirname(__file__), path)):
+                files.add(path)
                 break
-    return sorted(edited)
+    return ["batchviz/" + f for f in compiled_modules.changed_since_build(sorted(files))]
 
 
 try:
@@ -73,9 +70,9 @@ try:
     for _extension in EXTENSIONS:
         _check_built(_extension)
         _twins.update(importlib.import_module(_extension).TWINS)
-        _edited = _edited_since_built(_extension, importlib.import_module(_extension).TWINS)
+        _edited = _edited_since_built(importlib.import_module(_extension).TWINS)
         if _edited:
-            if "changed since" not in (compiled.why_source or ""):  # (said once)
+            if "changed since" not in (compiled_modules.why_source or ""):  # (said once)
                 print(f"batchviz: {', '.join(_edited)} changed since the compiled twins were "
                       "built: running the readable versions; `pip install -e .` builds them "
                       "again", file=sys.stderr)

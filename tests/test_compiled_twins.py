@@ -146,8 +146,8 @@ def test_an_extension_older_than_its_source_is_not_used(monkeypatch):
     """A ``.pyx`` changed since the extensions were built: the readable versions run, and
     ``why_pure`` says how to build again; a mark without a twin is an ImportError that
     says the same."""
-    monkeypatch.setattr(twins.os.path, "getmtime",
-                        lambda path: 2.0 if str(path).endswith(".pyx") else 1.0)
+    monkeypatch.setattr(twins.compiled_modules, "changed_since_build",
+                        lambda paths: [p for p in paths if p.endswith(".pyx")])
     with pytest.raises(ImportError, match=r"older than _compiled_twins\.pyx: run `pip install"):
         twins._check_built("batchviz._compiled_twins")
 

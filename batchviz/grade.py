@@ -187,12 +187,18 @@ def format_points(per_exercise: dict) -> list[str]:
 
 
 def format_leaderboard(rows: list) -> list[str]:
+    """The challenge's table: one row per graph, a header for every column (the ``note``
+    column - "optimal", "beats agenda", the error a strategy raised - only where a row has
+    one)."""
     def cell(x):
         return "-" if x is None else str(x)
-    table = [("graph", "agenda", "depth", "lower bound", "optimum", "yours", "points", "")]
+    notes = any(r.note for r in rows)
+    table = [("graph", "agenda", "depth", "lower bound", "optimum", "yours", "points")
+             + (("note",) if notes else ())]
     for r in rows:
         table.append((r.graph, cell(r.agenda), cell(r.depth), cell(r.lower_bound), cell(r.optimum),
-                      cell(r.student), f"{_number(r.points)}/{_number(r.possible)}", r.note))
+                      cell(r.student), f"{_number(r.points)}/{_number(r.possible)}")
+                     + ((r.note,) if notes else ()))
     return _table(table)
 
 

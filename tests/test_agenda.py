@@ -200,3 +200,29 @@ def test_lookahead_records_its_safety():
     assert {c.key[0] for d in log.decisions for c in d.candidates} <= {"yes", "no"}
     assert run_agenda(PendingView(graph, start=0),
                       LookaheadBatching().rule(PendingView(graph, start=0))) == batches
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_users_has_a_list_for_every_pending_node(seed):
+    """``view.users()`` is ``{node: [pending users]}`` for *every* pending node, an empty list
+    where none uses it (the loss): ``users[node]`` never raises KeyError for a node of
+    ``view.nodes``. Checked against the arguments, after a first run (so that done nodes and
+    parameters are left out)."""
+    rng = np.random.default_rng(seed)
+    P = Params(bv.Model(seed=seed))
+    graph = bv.Graph()
+    with graph:
+        first = rnn_loss(P, list(rng.integers(0, 7, size=3)), rng.normal(size=2))
+        first.value()  # a first run: the view below is what is still pending
+        losses = [first] + random_dag_losses(P, rng, int(rng.integers(3, 15)))
+        total = bv.esum(losses)
+    view = PendingView(graph)
+    users = view.users()
+    assert list(users) == list(view.nodes)
+    expected = {node: [] for node in view.nodes}
+    for node in view.nodes:
+        for a in view.pending_args(node):
+            expected[a].append(node)
+    assert users == expected
+    assert users[total.node] == []
+    graph.finish()

@@ -131,14 +131,15 @@ def test_tests_and_tutorials_collect_in_one_run():
 
 # --- the grade command ----------------------------------------------------------------------
 
-def mini_tutorials(tmp_path) -> Path:
-    """A copy of the tutorials with exercise 1 only."""
+def mini_tutorials(tmp_path, folders=("01_lazy",)) -> Path:
+    """A copy of the tutorials with only the exercise ``folders`` (exercise 1's)."""
     root = tmp_path / "tutorials"
     root.mkdir()
     for name in ("conftest.py", "_grading.py", "_graphs.py"):
         shutil.copy(TUTORIALS / name, root / name)
     shutil.copytree(TUTORIALS / "_solutions", root / "_solutions")
-    shutil.copytree(TUTORIALS / "01_lazy", root / "01_lazy")
+    for folder in folders:
+        shutil.copytree(TUTORIALS / folder, root / folder)
     return root
 
 
@@ -161,6 +162,121 @@ def test_grade_command_survives_a_broken_student_module(tmp_path):
     done = grade(root, solutions=False)
     assert done.returncode == 1, done.stdout + done.stderr
     assert re.search(r"^total\s+0/10$", done.stdout, re.M), done.stdout
+
+
+def columns_of(lines) -> list:
+    """The ``(start, end)`` of each column of a table of batchviz.grade, from its line of
+    dashes (every column has one, whatever its header)."""
+    return [m.span() for m in re.finditer(r"-+", lines[1])]
+
+
+@pytest.mark.parametrize("note", ["", "beats agenda"])
+def test_every_leaderboard_column_has_a_header(note):
+    """``python -m batchviz.grade`` printed an eighth column (the note) with no header: every
+    column has a header now, and no cell lies outside the columns."""
+    from batchviz.grade import LeaderboardRow, format_leaderboard
+
+    lines = format_leaderboard([
+        LeaderboardRow("Tree-LSTM, 64 trees, seed 0", agenda=260, depth=213, lower_bound=195,
+                       optimum=195, student=201, note=note, points=2, possible=3),
+        LeaderboardRow("parser", agenda=9, lower_bound=7, note="")])
+    spans = columns_of(lines)
+    headers = [lines[0][a:b].strip() for a, b in spans]
+    assert all(headers), headers
+    assert headers == re.split(r" {2,}", lines[0].strip())  # the header count is the column count
+    assert headers[-1] == ("note" if note else "points")
+    for line in lines[2:]:
+        cells = [m.span() for m in re.finditer(r"\S+(?: \S+)*", line)]
+        assert len(cells) <= len(spans)
+        for a, b in cells:
+            assert any(a >= start and b <= end for start, end in spans), (line, a, b)
+    if note:
+        assert lines[2].endswith("beats agenda")
+
+
+# --- a newcomer's answers ---------------------------------------------------------------------
+
+#: exercise 4 as a newcomer writes it from the text of ex04_agenda.py alone: counts of pending
+#: arguments, the agenda as a dict by signature, ``min`` by priority, and ``view.users()[node]``
+#: (documented as ``{node: [users]}``; it raised KeyError for a node without users)
+NATURAL_EX4 = """
+import batchviz as bv
+
+
+def average_depths(view):
+    depths = {}
+    for i in view.nodes:
+        depths.setdefault(view.signature[i], []).append(view.depth[i])
+    return {s: sum(d) / len(d) for s, d in depths.items()}
+
+
+def priority(view, sig, average_depth):
+    return (average_depth, not view.is_cheap(sig), sig)
+
+
+class AgendaStrategy(bv.Strategy):
+    name = "student-agenda"
+
+    def schedule(self, view):
+        users = view.users()
+        counts = {i: len(view.pending_args(i)) for i in view.nodes}
+        agenda = {}
+        for i in view.nodes:
+            if counts[i] == 0:
+                agenda.setdefault(view.signature[i], []).append(i)
+        averages = average_depths(view)
+        batches = []
+        while agenda:
+            sig = min(agenda, key=lambda s: priority(view, s, averages[s]))
+            batch = agenda.pop(sig)
+            batches.append(batch)
+            for node in batch:
+                for user in users[node]:
+                    counts[user] -= 1
+                    if counts[user] == 0:
+                        agenda.setdefault(view.signature[user], []).append(user)
+        return batches
+"""
+
+
+def grade_exercise_4(tmp_path, answer: str):
+    root = mini_tutorials(tmp_path, folders=("04_agenda",))
+    (root / "04_agenda" / "ex04_agenda.py").write_text(answer)
+    return grade(root, solutions=False)
+
+
+def test_a_natural_exercise_4_answer_passes(tmp_path):
+    done = grade_exercise_4(tmp_path, NATURAL_EX4)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^ex4 04_agenda\s+5/5\s+10/10$", done.stdout, re.M), done.stdout
+
+
+def test_a_broken_schedule_costs_its_points_once(tmp_path):
+    """A schedule() that fails loses the schedule's tests (6 points), not the tie-breaks'
+    too: the priority test grades priority() alone."""
+    broken = NATURAL_EX4.replace("for user in users[node]:", "for user in users[node + 10**6]:")
+    done = grade_exercise_4(tmp_path, broken)
+    assert done.returncode == 1
+    assert re.search(r"^ex4 04_agenda\s+2/5\s+4/10$", done.stdout, re.M), done.stdout
+
+
+# --- a pytest from outside the venv -----------------------------------------------------------
+
+@pytest.mark.parametrize("missing", ["batchviz", "numpy"])
+def test_a_pytest_that_cannot_import_batchviz_says_to_use_the_venv(missing):
+    """``pytest tutorials/03_depth`` with a system pytest: simulated by a Python in which
+    ``import batchviz`` (or NumPy) fails. One line saying which pytest to use, exit status 4
+    (pytest's usage error), no ModuleNotFoundError traceback."""
+    code = (f"import sys; sys.modules[{missing!r}] = None; import pytest; "
+            "sys.exit(pytest.main(['tutorials/03_depth', '-q', '-p', 'no:cacheprovider']))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean_env(False),
+                          capture_output=True, text=True, timeout=120)
+    output = done.stdout + done.stderr
+    assert done.returncode == 4, output
+    assert f"the tutorials cannot import {missing!r} with the Python that runs this pytest" \
+        in output
+    assert "`.venv/bin/python -m pytest tutorials/03_depth`" in output
+    assert "Traceback" not in output and "ModuleNotFoundError" not in output
 
 
 # --- the teaching assertions ----------------------------------------------------------------

@@ -16,12 +16,30 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-import batchviz as bv
-from batchviz import graph as graph_module
-from batchviz.grade import PointsReport
+
+def _outside_the_venv(error: ModuleNotFoundError) -> str:
+    """What to do instead. A pytest from outside the repository's venv (a system one,
+    another environment's) cannot import batchviz or NumPy, and the bare
+    ModuleNotFoundError it would show does not say that the fix is another pytest."""
+    return (f"the tutorials cannot import {error.name!r} with the Python that runs this pytest "
+            f"({sys.executable}): run them with the repository's virtual environment, from "
+            "the repository root, for example `.venv/bin/python -m pytest tutorials/03_depth` (or "
+            "`.venv/bin/python -m batchviz.grade tutorials`); `make demo` or `make test` "
+            "creates .venv")
+
+
+#: the import that failed, if one did: pytest_configure stops the run, saying why
+MISSING = None
+try:
+    import numpy as np
+
+    import batchviz as bv
+    from batchviz import graph as graph_module
+    from batchviz.grade import PointsReport
+except ModuleNotFoundError as missing:
+    MISSING = missing
 
 TUTORIALS = Path(__file__).resolve().parent
 SOLUTIONS = TUTORIALS / "_solutions"
@@ -37,6 +55,8 @@ def use_solutions() -> bool:
 
 
 def pytest_configure(config):
+    if MISSING is not None:  # before anything needs batchviz: one clear line, no traceback
+        pytest.exit(_outside_the_venv(MISSING), returncode=4)
     for n in range(1, N_EXERCISES + 1):
         config.addinivalue_line("markers", f"ex{n}: a grading test of exercise {n}")
     config.addinivalue_line("markers", "points(n): what a grading test is worth")

@@ -72,18 +72,19 @@ class PendingView:
         return tuple(a for a in self.args[node] if a >= start and a not in params)
 
     def users(self) -> dict:
-        """``{node: [pending nodes that use it]}``, computed once."""
+        """``{node: [pending nodes that use it]}`` for every pending node, computed once. A
+        node that no pending node uses (the loss, a value asked for) maps to an empty list,
+        so that ``users[node]`` works for every node of ``view.nodes``, as a scheduler
+        written from this description expects. A user that reads a node twice is listed
+        twice."""
         if self._users is None:
-            users: dict[int, list] = {}
+            nodes = self.nodes
+            users: dict[int, list] = {i: [] for i in nodes}
             start, params, args = self.start, self._params, self.args
-            for i in self.nodes:
+            for i in nodes:
                 for a in args[i]:
                     if a >= start and a not in params:
-                        lst = users.get(a)
-                        if lst is None:
-                            users[a] = [i]
-                        else:
-                            lst.append(i)
+                        users[a].append(i)
             self._users = users
         return self._users
 

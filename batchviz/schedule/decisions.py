@@ -83,7 +83,7 @@ class Rule:
 
     def choose(self, agenda) -> int:
         """The signature of the next batch: the lowest key on the agenda. Each key is
-        checked (:func:`checked_key`), so that a key the recording of decisions could not
+        checked (``checked_key``), so that a key the recording of decisions could not
         read fails here too, in a run as in a trace."""
         return min(agenda.ready, key=lambda s: (checked_key(self, s, agenda), s))
 

@@ -27,6 +27,7 @@ from .backend import state
 from .execute import Arenas, execute_backward, execute_forward
 from .errors import BatchvizError
 from .execute.stats import PassStats, RunStats, set_last
+from .execute.threads import BLAS_THREADS
 from .expression import Expression
 from .graph import LazyGraph, current_graph, open_graph
 from .execute.numerics import reporting
@@ -145,7 +146,7 @@ class Graph(LazyGraph):
         t1 = time.perf_counter()
         run = plan(self, batches, self.layout, self.n_evaluated, self.keep_gradients)
         t2 = time.perf_counter()
-        with reporting(self, "forward"):
+        with reporting(self, "forward"), BLAS_THREADS.for_pass():
             self.batch_runs += execute_forward(self, run, self.arenas, state.xp)
         self.plans.append(run)
         self.decision_logs.append(log)
@@ -166,7 +167,7 @@ class Graph(LazyGraph):
         _ask("backward", self, node)
         self.forward()
         h2d, d2h, t0 = state.host_to_device, state.device_to_host, time.perf_counter()
-        with reporting(self, "backward"):
+        with reporting(self, "backward"), BLAS_THREADS.for_pass():
             batches, scatters, self._gradients = execute_backward(self, node, state.xp,
                                                                   self.keep_gradients)
         stats = PassStats(nodes=len(self.ops), batches=batches, copies=scatters,

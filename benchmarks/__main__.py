@@ -53,12 +53,21 @@ def main(argv=None) -> int:
                         help="against: time only these of its tasks, comma-separated (e.g. "
                              "dynet_treelstm,dynet_bilstm_tagger); dynet: only these rows "
                              "(e.g. treelstm_per_tree,treelstm_50)")
+    parser.add_argument("--threads", type=int, default=1, metavar="N",
+                        help="dynet: threads for NumPy's BLAS and for DyNet (default 1)")
+    parser.add_argument("--busy", action="store_true",
+                        help="dynet: run a process that keeps one core busy beside the timed "
+                             "programs (a shared machine)")
     parser.add_argument("--backend", choices=("numpy", "cupy"),
                         help="run on this backend (default: BATCHVIZ_BACKEND, else numpy); "
                              "CuPy results are saved under results/gpu/")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, got {args.repeat}")
+    if args.threads < 1:
+        parser.error(f"--threads must be at least 1, got {args.threads}")
+    if (args.busy or args.threads != 1) and args.task != "dynet":
+        parser.error("--threads and --busy are options of `dynet` only")
     against_tasks = None
     if args.tasks:
         if args.task not in ("against", "dynet"):
@@ -106,8 +115,9 @@ def main(argv=None) -> int:
                     payloads[name] = module.run(quick=args.quick, rev=args.rev, rounds=args.repeat,
                                                 tasks=against_tasks or module.TASKS)
                     continue
-                if name == "dynet" and against_tasks:
-                    payloads[name] = module.run(quick=args.quick, rows=against_tasks)
+                if name == "dynet":
+                    payloads[name] = module.run(quick=args.quick, rows=against_tasks,
+                                                threads=args.threads, busy=args.busy)
                     continue
                 payloads[name] = module.run(quick=args.quick)
             except harness.NoSuchModes as exc:

@@ -26,6 +26,7 @@ not of how many cores each grabs on a shared machine.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -145,8 +146,24 @@ def run_once(path: Path, args: list, threads: int, root: Path = PROGRAMS.parents
     return Rate(float(found[-1][0]), found[-1][1], parse_phases(phases[-1]) if phases else None)
 
 
+@contextlib.contextmanager
+def busy_neighbour(on: bool):
+    """A process that keeps one core busy (``while True: pass``) for the block, as another
+    user's job on a shared machine would: what it costs each system shows how each copes
+    with a machine it does not have to itself."""
+    if not on:
+        yield
+        return
+    neighbour = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        yield
+    finally:
+        neighbour.kill()
+        neighbour.wait()
+
+
 def run(quick: bool = False, rounds: int | None = None, threads: int = 1,
-        rows: tuple | None = None) -> dict:
+        rows: tuple | None = None, busy: bool = False) -> dict:
     from tqdm.auto import tqdm
 
     from . import harness
@@ -158,8 +175,8 @@ def run(quick: bool = False, rounds: int | None = None, threads: int = 1,
     with_dynet = dynet_available()
     results = {}
     systems = 2 if with_dynet else 1
-    with tempfile.TemporaryDirectory() as tmp, tqdm(total=len(sizes) * rounds * systems,
-                                                    desc="dynet programs", disable=None) as bar:
+    with tempfile.TemporaryDirectory() as tmp, busy_neighbour(busy), \
+            tqdm(total=len(sizes) * rounds * systems, desc="dynet programs", disable=None) as bar:
         folder = Path(tmp)   # (the copies import toydata and steptimer from PROGRAMS)
         for name, (program, args) in sizes.items():
             bar.set_postfix_str(name)
@@ -185,7 +202,8 @@ def run(quick: bool = False, rounds: int | None = None, threads: int = 1,
                                f"{theirs / ms:.2f}" if theirs and ms else "-"])
     title = (f"DyNet programs, agenda (--dynet-autobatch 1) in both (rows *_noauto: no "
              f"autobatching in both), best of {rounds} "
-             f"alternating runs, {threads} thread(s)")
+             f"alternating runs, {threads} thread(s)"
+             + (", a busy process beside them" if busy else ""))
     print(format_table(["program", "counts", "batchviz.dynet per s", "DyNet per s", "ratio"], rows,
                        title=title))
     print()
@@ -206,7 +224,7 @@ def run(quick: bool = False, rounds: int | None = None, threads: int = 1,
     if with_dynet:
         info["dynet"] = _dynet_build()
         print(f"DyNet: {info['dynet']}")
-    return {"task": "dynet", "quick": quick, "rounds": rounds, "threads": threads,
+    return {"task": "dynet", "quick": quick, "rounds": rounds, "threads": threads, "busy": busy,
             "sizes": sizes, "results": results, "machine": info}
 
 

@@ -337,3 +337,38 @@ def test_dynet_rounds_are_compared_pair_by_pair():
     tie = paired({"batchviz": [101.0, 99.0, 102.0, 98.0, 100.0], "dynet": [100.0] * 5})
     low, high = tie["interval_95"]
     assert low < 1 < high
+
+
+def test_a_busy_neighbour_runs_beside_the_programs_and_stops_after(capsys):
+    """``benchmarks dynet --busy``: a process that keeps a core busy runs for the timed
+    programs and is gone afterwards; ``--busy`` and ``--threads`` are dynet's options."""
+    import time
+
+    from benchmarks.dynet_compare import busy_neighbour
+
+    with busy_neighbour(True):
+        time.sleep(0.3)
+        busy = [p for p in Path("/proc").iterdir() if p.name.isdigit()
+                and b"while True: pass" in _cmdline(p)]
+        assert busy, "no busy neighbour running"
+    assert not [p for p in busy if p.exists() and _state(p) not in ("Z", "X")]
+    with pytest.raises(SystemExit):
+        main(["treelstm", "--busy"])
+    assert "--threads and --busy are options of `dynet` only" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["dynet", "--threads", "0"])
+    assert "--threads must be at least 1" in capsys.readouterr().err
+
+
+def _cmdline(proc) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _state(proc) -> str:
+    try:
+        return (proc / "stat").read_text().split()[2]
+    except OSError:
+        return "X"

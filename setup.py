@@ -53,9 +53,9 @@ else:
                        optional=True)]
     sources = [Extension(module, [module.replace(".", "/") + ".py"], optional=True)
                for module in compiled_modules()]
+    record_sources()  # first: a file edited while it compiles then differs from the record
     ext_modules = cythonize(twins + sources, compiler_directives=DIRECTIVES, quiet=True,
                             nthreads=os.cpu_count() or 1)
-    record_sources()
 
 setup(ext_modules=ext_modules, package_data={"batchviz": [SOURCES_FILE]},
       options={"build_ext": {"parallel": os.cpu_count() or 1}})

@@ -16,7 +16,8 @@ def write_stat(path, busy_ticks: int, idle_ticks: int) -> None:
     path.write_text(f"cpu  {busy_ticks} 0 0 {idle_ticks} 0 0 0 0 0 0\ncpu0 0 0 0 0\n")
 
 
-@pytest.mark.parametrize("others, expected", [(0.0, 4.0), (1.0, 3.0), (3.5, 0.5), (9.0, 0.0)])
+@pytest.mark.parametrize("others, expected", [(0.0, 4.0), (0.2, 4.0), (0.5, 3.0), (1.0, 3.0),
+                                              (3.5, 0.0), (9.0, 0.0)])
 def test_the_free_cores_are_the_cores_less_what_others_used(tmp_path, monkeypatch, others,
                                                             expected):
     stat = tmp_path / "stat"
@@ -25,8 +26,9 @@ def test_the_free_cores_are_the_cores_less_what_others_used(tmp_path, monkeypatc
     monkeypatch.setattr(threads.time, "monotonic", lambda: clock["wall"])
     monkeypatch.setattr(threads.time, "process_time", lambda: clock["ours"])
     monkeypatch.setattr(threads, "_TICKS_PER_SECOND", 100)
+    monkeypatch.setattr(threads, "_load_average", lambda: 1.5)
     load = FreeCores(str(stat), cores=4)
-    assert load.now() == 4.0  # no sample period has passed yet: all free, as at the start
+    assert load.now() == 2.0  # no period has passed yet: the load average's guess
     # one second later: this process used 1 CPU second, the others ``others`` seconds
     clock.update(wall=101.0, ours=6.0)
     write_stat(stat, int((1.0 + others) * 100), 50)

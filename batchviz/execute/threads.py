@@ -7,7 +7,7 @@ product takes longer than on one thread alone: on a 2-core machine with one busy
 neighbour, the Tree-LSTM's training ran at 348 trees/s with the BLAS on two threads and at
 600 on one (750 on two when the machine was quiet). So before a forward or backward pass
 the executor looks at how much CPU time the rest of the machine used lately (Linux's
-``/proc/stat``, less this process's own time, sampled at most a few times a second) and
+``/proc/stat``, less this process's own time, sampled at most ten times a second) and
 lets the BLAS use the cores left free: at least one, at most as many as it would use
 anyway. Small products need no rule of ours: OpenBLAS runs them on one thread by itself.
 After the pass the BLAS gets its own setting back, so the user's own NumPy code is left as
@@ -16,12 +16,15 @@ changes.
 """
 from __future__ import annotations
 
+import math
 import os
 import time
 from contextlib import contextmanager
 
 #: how often the machine's load is sampled, at most (seconds)
-SAMPLE_EVERY = 0.25
+SAMPLE_EVERY = 0.1
+#: the part of a core that other programs may use without taking it (system chores)
+NOISE = 0.3
 
 
 class FreeCores:
@@ -30,8 +33,11 @@ class FreeCores:
     def __init__(self, stat_path: str = "/proc/stat", cores: int | None = None):
         self.stat_path = stat_path
         self.cores = cores or os.cpu_count() or 1
-        self.free = float(self.cores)
         self._last = self._sample()
+        # until the first period has passed: the runnable processes of the last minute,
+        # none of them this one yet (a program's first passes come right after its start)
+        self.free = float(max(0, self.cores - math.ceil(max(0.0, _load_average() - NOISE)))
+                          if self._last else self.cores)
 
     def _sample(self):
         """``(wall seconds, machine's busy CPU seconds, this process's CPU seconds)``, or
@@ -53,12 +59,22 @@ class FreeCores:
         sample = self._sample()
         wall = sample[0] - last[0]
         others = (sample[1] - last[1]) - (sample[2] - last[2])  # CPU seconds not ours
-        self.free = min(self.cores, max(0.0, self.cores - others / wall))
+        # a core counts as taken from a third of it on: a neighbour that competes with our
+        # threads gets less than a whole core, and must not look like a passing burst
+        taken = math.ceil(max(0.0, others / wall - NOISE))
+        self.free = float(min(self.cores, max(0, self.cores - taken)))
         self._last = sample
         return self.free
 
 
 _TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _load_average() -> float:
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0.0
 
 
 class BlasThreads:
@@ -89,7 +105,7 @@ class BlasThreads:
             yield
             return
         own = [lib.get_num_threads() for lib in libraries]
-        wanted = max(1, int(self._load.now() + 0.5))
+        wanted = max(1, int(self._load.now()))
         changed = [lib for lib, n in zip(libraries, own) if wanted < n]
         for lib in changed:
             lib.set_num_threads(wanted)

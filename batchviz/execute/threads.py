@@ -47,7 +47,9 @@ class FreeCores:
                 fields = f.readline().split()[1:]
         except OSError:
             return None
-        ticks = [int(x) for x in fields]
+        # user nice system idle iowait irq softirq steal (a guest's time, after them, is
+        # counted in user already)
+        ticks = [int(x) for x in fields[:8]]
         busy = sum(ticks) - ticks[3] - (ticks[4] if len(ticks) > 4 else 0)  # less idle, iowait
         return time.monotonic(), busy / _TICKS_PER_SECOND, time.process_time()
 
@@ -57,6 +59,8 @@ class FreeCores:
         if last is None or time.monotonic() - last[0] < SAMPLE_EVERY:
             return self.free
         sample = self._sample()
+        if sample is None:
+            return self.free
         wall = sample[0] - last[0]
         others = (sample[1] - last[1]) - (sample[2] - last[2])  # CPU seconds not ours
         # a core counts as taken from a third of it on: a neighbour that competes with our

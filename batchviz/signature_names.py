@@ -12,6 +12,11 @@ reader tells signatures apart by:
   their full descriptions that tell them apart (``input·3x1`` and ``input·2x1``,
   ``lstm_step·tree·K0`` and ``lstm_step·tree·K2``).
 
+A DyNet program's graph (:mod:`batchviz.dynet` marks it, ``graph.names_ops_as ==
+"dynet"``) names its ops as the program wrote them: ``logistic(b + W * x)``, ``V * x``,
+``lookup(E)``, ``x + y``, where batchviz's own names would be ``affine_logistic·b,W``,
+``matmul·V``, ``lookup·E``, ``add``.
+
 The names are computed once per graph, over all its signatures, so one signature has one
 name in every table, picture, trace and report of that graph. The full description stays
 where there is room: on hover (a ``title`` attribute) and in the batch details.
@@ -27,7 +32,8 @@ def display_names(graph, signatures) -> dict:
     pass all the graph's signatures (``set(graph.sigs)``) so that every view of the graph
     uses the same names."""
     signatures = sorted(set(signatures))
-    base = {s: _base_name(graph, graph.sigtab[s].key) for s in signatures}
+    name_of = _dynet_name if getattr(graph, "names_ops_as", None) == "dynet" else _base_name
+    base = {s: name_of(graph, graph.sigtab[s].key) for s in signatures}
     groups: dict = {}
     for s in signatures:
         groups.setdefault(base[s], []).append(s)
@@ -54,6 +60,43 @@ def _base_name(graph, key: tuple) -> str:
             if owner not in owners:
                 owners.append(owner)
     return SEPARATOR.join([str(key[0])] + ([",".join(owners)] if owners else []))
+
+
+#: batchviz ops that a DyNet program writes as an operator
+_DYNET_OPERATORS = {"add": "x + y", "sub": "x - y", "cdiv": "x / y", "neg": "-x",
+                    "shift": "x + c", "scale": "c * x"}
+
+
+def _dynet_name(graph, key: tuple) -> str:
+    """A signature's name as a DyNet program writes the op: ``logistic(b + W * x)`` for
+    ``affine_logistic`` with parameters ``b`` and ``W``, ``W * x`` for ``matmul`` of
+    parameter ``W``, ``lookup(E)``, ``parameter(W)``, ``x + y``; the other ops keep their
+    names, which are DyNet's (``tanh``, ``cmult``, ``esum``)."""
+    op = str(key[0])
+    if len(key) == 3 and key[1] == "node" and isinstance(key[2], int):
+        return f"{op}({_owner(graph, key[2], whole=True)})"
+    if op in ("affine", "affine_batch") or op.startswith("affine_") and op != "affine_batch":
+        activation = "" if op in ("affine", "affine_batch") else op.removeprefix("affine_")
+        weights = key[2::2]
+        xs = ["x"] if len(weights) == 1 else [f"x{k}" for k in range(1, len(weights) + 1)]
+        terms = [_factor(graph, key[1], "c")] + [f"{_factor(graph, w, 'A')} * {x}"
+                                                  for w, x in zip(weights, xs)]
+        text = " + ".join(terms)
+        return f"{activation}({text})" if activation else text
+    if op == "matmul":
+        return f"{_factor(graph, key[1], 'A')} * x"
+    if op in ("lookup", "lookup_batch") and len(key) > 1:
+        return f"{op}({_factor(graph, key[1], 'E')})"
+    return _DYNET_OPERATORS.get(op) or _base_name(graph, key)
+
+
+def _factor(graph, part, otherwise: str) -> str:
+    """A parameter's name for a signature part ``("node", id)``; ``otherwise`` for a part
+    that is no parameter (a shape: any expression of it)."""
+    if isinstance(part, tuple) and len(part) == 2 and part[0] == "node":
+        name = _owner(graph, part[1], whole=True)
+        return otherwise if name.startswith("#") else name
+    return otherwise
 
 
 def _owner(graph, node: int, whole: bool = False) -> str:

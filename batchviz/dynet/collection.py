@@ -4,7 +4,9 @@ named as DyNet names them, saved and loaded by those names.
 A collection (and all its sub-collections) keeps its values in one batchviz
 :class:`~batchviz.Model`; its parameters are :mod:`.parameters`' kinds. Names follow
 DyNet's scheme (``/_0``, ``/W``, ``/W_1``, ``/sub/_0``), and are the names in saved files
-(DyNet's text format, :mod:`.files`).
+(DyNet's text format, :mod:`.files`). The batchviz parameter behind each has the name the
+user knows (``W``, or the variable it was assigned to), which pictures and messages show
+(:mod:`.names`).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from ..model import Model as BatchvizModel
 from . import config, files
 from .textformat import LOOKUP, PARAMETER
 from . import graph as _graph
+from .names import readable_name
 from .initializers import GlorotInitializer, NumpyInitializer, PyInitializer, initializer_for
 from .parameters import LookupParameters, OffsetParameters, Parameters
 
@@ -52,12 +55,13 @@ class ParameterCollection:
 
     def _add(self, cls, values: np.ndarray, name, offset=None):
         full = self._name + self._local_name(name)
+        shown = readable_name(full, name, self._model._names)  # (what pictures name)
         if cls is LookupParameters:  # (rows of tensors are held flat, see LookupParameters)
             flat = values.reshape(values.shape[0], -1)
-            p = self._model.add_lookup_parameters(flat.shape, init=flat, name=full)
+            p = self._model.add_lookup_parameters(flat.shape, init=flat, name=shown)
             stored = LookupParameters(p, full, row_dims=values.shape[1:])
         else:
-            p = self._model.add_parameters(values.shape, init=values, name=full)
+            p = self._model.add_parameters(values.shape, init=values, name=shown)
             stored = cls(p, full) if offset is None else cls(p, full, offset)
         self._record(stored)
         return stored

@@ -8,7 +8,19 @@ node, or a parameter) and ``bd``, and return dimensions or batchviz nodes.
 """
 from __future__ import annotations
 
+from ..errors import ShapeError
 from ..ops import api as bv
+from ..sourcelines import user_frame, where_text
+
+
+def dims_error(who: str, message: str) -> ShapeError:
+    """The error of arguments whose dimensions ``who`` cannot combine: a
+    :class:`~batchviz.ShapeError`, as batchviz's own ops raise, which is a ``ValueError``,
+    as DyNet raises; it names the user's line, since DyNet programs build expressions
+    in helpers and loops where the traceback alone is long."""
+    where = user_frame()
+    at = f" (at {where_text(f'{where[0]}:{where[1]}')})" if where is not None else ""
+    return ShapeError(f"{who}: {message}{at}")
 
 
 def dims_of(e) -> tuple:
@@ -38,9 +50,10 @@ def combine_dims(first: tuple, second: tuple, who: str, right_only: bool = False
     (da, ba), (db, bb) = first, second
     for i, (x, y) in enumerate(zip(da, db)):
         if x != y and not (y == 1 if right_only else min(x, y) == 1):
-            raise ValueError(f"{who}: dimension {i} of {first} and {second} must match or be 1")
+            raise dims_error(who, f"dimensions {first} and {second} do not match: dimension "
+                                  f"{i} is {x} and {y}, and must match or be 1")
     if ba != bb and not (bb == 1 if right_only else min(ba, bb) == 1):
-        raise ValueError(f"{who}: batch sizes of {first} and {second} must match or be 1")
+        raise dims_error(who, f"batch sizes of {first} and {second} must match or be 1")
     longer = da if len(da) >= len(db) else db
     dims = tuple(max(x, y) for x, y in zip(da, db)) + longer[min(len(da), len(db)):]
     return dims, max(ba, bb)

@@ -36,7 +36,7 @@ from ..expression import is_number
 from ..graph import RemovedNodes
 from ..ops import api as bv
 from . import graph as _graph
-from .dims import (as_matrix, combine_dims, dims_of, products_per_instance,
+from .dims import (as_matrix, combine_dims, dims_error, dims_of, products_per_instance,
                    selected_rows, to_shape)
 from ..twins import compiled_twin
 from .values import Values
@@ -321,15 +321,15 @@ def matmul(a, b) -> Expression:
     a, b = as_expression(a, "x * y"), as_expression(b, "x * y")
     da, db = dims_of(a), dims_of(b)
     if len(da) > 2 or len(db) > 2:
-        raise ValueError(f"x * y: cannot multiply tensors of more than 2 dimensions: "
-                         f"{a.dim()} and {b.dim()}")
+        raise dims_error("x * y", f"cannot multiply tensors of more than 2 dimensions: "
+                                  f"{a.dim()} and {b.dim()}")
     cols = da[1] if len(da) == 2 else 1
     if cols != db[0]:
-        raise ValueError(f"x * y: mismatched dimensions {a.dim()} and {b.dim()}: {cols} "
-                         f"columns times {db[0]} rows")
+        raise dims_error("x * y", f"mismatched dimensions {a.dim()} and {b.dim()}: {cols} "
+                                  f"columns times {db[0]} rows")
     if a.bd > 1:
         if b.bd not in (1, a.bd):
-            raise ValueError(f"x * y: minibatch sizes of {a.dim()} and {b.dim()} differ")
+            raise dims_error("x * y", f"minibatch sizes of {a.dim()} and {b.dim()} differ")
         return Expression(products_per_instance(a, b, da, db, a.bd), a.bd)
     left, right, bd = a.x, b.x, b.bd
     if len(left.shape) == 2 and len(db) == 1 and right.shape:   # W x, or W X of a minibatch

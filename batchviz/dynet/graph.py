@@ -65,6 +65,7 @@ def renew_cg(immediate_compute: bool = False, check_validity: bool = False, auto
     settings = _settings()
     strategy = settings["strategy"] if autobatching is None else config.strategy_of(autobatching)
     session.graph = bv_runtime.new_graph(strategy)
+    session.graph.names_ops_as = "dynet"  # pictures and reports name ops as DyNet does
     session.version += 1
     session.check_validity = bool(check_validity)
     session.immediate = bool(immediate_compute)

@@ -103,9 +103,18 @@ def _note(graph, a, source: str, sig: int, members, batches: int, bound: int, la
         waits_on = names[common]
         depths = (int(a.depth[waited].min()), int(a.depth[waited].max()))
     return SplitNote(source=where_text(source), path=source,
-                     call=f"bv.{op}" if callable(getattr(op_api, op, None)) else op,
+                     call=_call_of(graph, op, names[sig]),
                      signature=names[sig], nodes=len(members), batches=batches,
                      chain_bound=bound, waits_on=waits_on, wait_depths=depths)
+
+
+def _call_of(graph, op: str, name: str) -> str:
+    """What the user's line called: ``bv.tanh``; in a DyNet program, the op as DyNet writes
+    it (``dy.cmult``, or the signature's name, ``V * x``), never a batchviz call the
+    program did not make."""
+    if getattr(graph, "names_ops_as", None) == "dynet":
+        return f"dy.{name}" if name.isidentifier() else name
+    return f"bv.{op}" if callable(getattr(op_api, op, None)) else op
 
 
 def _latest_arguments(a, batch_of: np.ndarray) -> np.ndarray:
@@ -136,7 +145,7 @@ def note_text(note) -> str:
     """``tagger.py:41, `bv.tanh`: 2,560 nodes in 80 batches (their chain needs 1); they wait
     on `lstm_step·bilstm` at depths 3–121`` (the signature's name follows the call when it
     says more: ``bv.matmul (matmul·U)``)."""
-    called = note.call.removeprefix("bv.")
+    called = note.call.removeprefix("bv.").removeprefix("dy.")
     text = (f"{note.source}, `{note.call}`"
             + ("" if note.signature == called else f" ({note.signature})")
             + f": {note.nodes:,} nodes in {note.batches:,} batches (their chain needs "

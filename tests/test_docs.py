@@ -169,6 +169,26 @@ def test_readme_example_runs_and_prints_the_whole_run(capsys):
     assert str(stats) in printed.splitlines(), printed
 
 
+def test_readme_example_is_as_long_as_its_heading_says():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "## Fifteen lines" in readme
+    assert len([line for line in readme_example().splitlines() if line.strip()]) == 15
+
+
+def test_readme_and_getting_started_name_every_strategy_and_the_tools():
+    """Every registered strategy, ``check_numerics``, ``register_strategy`` and ``make docs``
+    are named where a new user looks, and the README says how to run JupyterLab as root."""
+    from batchviz.schedule import STRATEGIES
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    started = (REPO / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    for text in (readme, started):
+        for name in STRATEGIES:
+            assert f"`{name}`" in text or f'"{name}"' in text, name
+        for tool in ("check_numerics", "register_strategy", "make docs"):
+            assert tool in text, tool
+    assert "--allow-root" in readme
+
+
 def test_readme_says_how_to_open_the_notebooks_and_run_a_tutorial():
     """The commands are there, and the extras the README installs provide their programs
     (``make test`` installs those extras too)."""

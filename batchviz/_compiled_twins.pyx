@@ -794,16 +794,11 @@ def dynet_matmul_twin(a, b):
     dynet_names()
     a, b = as_expression(a, "x * y"), as_expression(b, "x * y")
     da, db = dims_of(a), dims_of(b)
-    if len(da) > 2 or len(db) > 2:
-        raise ValueError(f"x * y: cannot multiply tensors of more than 2 dimensions: "
-                         f"{a.dim()} and {b.dim()}")
     cols = da[1] if len(da) == 2 else 1
-    if cols != db[0]:
-        raise ValueError(f"x * y: mismatched dimensions {a.dim()} and {b.dim()}: {cols} "
-                         f"columns times {db[0]} rows")
+    if len(da) > 2 or len(db) > 2 or cols != db[0] or (a.bd > 1 and b.bd not in (1, a.bd)):
+        from batchviz.twins import READABLE   # (its errors: the readable version raises them)
+        return READABLE["batchviz.dynet.expression.matmul"](a, b)
     if a.bd > 1:
-        if b.bd not in (1, a.bd):
-            raise ValueError(f"x * y: minibatch sizes of {a.dim()} and {b.dim()} differ")
         from batchviz.dynet.dims import products_per_instance
         return new_expression(products_per_instance(a, b, da, db, a.bd), a.bd)
     left, right, bd = a.x, b.x, b.bd

@@ -108,3 +108,16 @@ def test_a_picture_and_the_stepper_say_which_they_show():
     assert "(as it ran)" in stepper.frames.panels.header_html(0)
     other = bv.Stepper(loss, strategy="depth")
     assert "(dry run)" in other.frames.panels.header_html(0)
+
+
+def test_a_dynet_expression_is_explained_and_traced_as_its_node():
+    import batchviz.dynet as dy
+
+    dy.renew_cg()
+    pc = dy.ParameterCollection()
+    W = pc.add_parameters((2, 3))
+    loss = dy.sum_elems(dy.tanh(W * dy.inputVector([1.0, 2.0, 3.0])))
+    loss.value()
+    e = bv.explain(loss)
+    assert e.nodes == bv.explain(loss.x).nodes > 0
+    assert not bv.trace(loss).dry_run

@@ -27,7 +27,12 @@ from .data import AgendaGroup, ArgumentRead, NodeInfo, SignatureSummary, Step, T
 
 
 def graph_of(target) -> tuple:
-    """``(graph, node or None)`` for an expression or a graph; a clear TypeError otherwise."""
+    """``(graph, node or None)`` for an expression or a graph; a clear TypeError otherwise.
+    A DyNet expression (``batchviz.dynet``) is taken for the node it holds (its ``x``), so
+    that ``bv.explain(loss)`` works on a DyNet program's loss as written."""
+    inner = getattr(target, "x", None) if not isinstance(target, ExpressionBase) else None
+    if isinstance(inner, ExpressionBase):
+        target = inner
     if isinstance(target, ExpressionBase):
         return target.graph, target.node
     if isinstance(target, LazyGraph):

@@ -64,7 +64,7 @@ def forget_asked() -> None:
 
 #: while :func:`keeping_asked` is on: the graphs of ``_asked``, held strongly
 _kept: dict = {}
-_keeping = [False]
+_keeping = False
 
 
 @contextmanager
@@ -72,19 +72,19 @@ def keeping_asked():
     """Inside the block, the graphs that :func:`last_asked` would answer from stay alive
     (until :func:`forget_asked`): ``batchviz explain script.py`` explains a script's loss
     after the script has ended and dropped its graphs."""
-    _keeping[0] = True
+    global _keeping
+    _keeping = True
     try:
         yield
     finally:
-        _keeping[0] = False
+        _keeping = False
 
 
-def _ask(kind: str, graph, node: int) -> tuple:
+def _ask(kind: str, graph, node: int) -> None:
     """Remember that ``node`` of ``graph`` was asked for, as ``kind``."""
-    _asked[kind] = asked = (weakref.ref(graph), node)
-    if _keeping[0]:
+    _asked[kind] = (weakref.ref(graph), node)
+    if _keeping:
         _kept[kind] = graph
-    return asked
 
 
 class Graph(LazyGraph):

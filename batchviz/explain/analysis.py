@@ -19,7 +19,7 @@ from ..schedule import (FlatSchedule, PendingView, Strategy, flat_schedule, reso
 from ..plan.arrays import graph_arrays
 from ..plan.vectorized import count_copies
 from ..signature_names import display_names
-from ..trace.record import graph_of
+from ..trace.record import graph_of, ran_with
 from .bound import chain_bounds
 from .costmodel import cost_model
 from .diagnose import small_batch_reason, verdict
@@ -160,9 +160,7 @@ def explain(loss, strategies=DEFAULT_STRATEGIES, optimum=None) -> Explanation:
 def _ran_whole(graph, strategy) -> bool:
     """Whether every node of ``graph`` ran, with ``strategy``: its runs are then what the
     report shows for ``strategy`` (not a dry run)."""
-    own = getattr(graph, "strategy", None)
-    return (bool(getattr(graph, "plans", None)) and graph.n_evaluated == len(graph.ops)
-            and own is not None and (strategy is own or strategy.name == own.name))
+    return ran_with(graph, strategy) and graph.n_evaluated == len(graph.ops)
 
 
 def _as_list(strategies) -> list:

@@ -41,6 +41,14 @@ def graph_of(target) -> tuple:
         f"expected an expression (e.g. the loss) or a bv.Graph, got {type(target).__name__}")
 
 
+def ran_with(graph, strategy) -> bool:
+    """Whether ``graph`` has run, with ``strategy`` (a Strategy object): its runs then show
+    what that strategy did, and a trace or an explanation reads them instead of a dry run."""
+    own = getattr(graph, "strategy", None)
+    return (bool(getattr(graph, "plans", None)) and own is not None
+            and (strategy is own or strategy.name == own.name))
+
+
 def snapshot_plan(graph, batches: list):
     """The plan of ``batches`` (a schedule of every node of ``graph``) on an empty layout:
     what the executor reads on a run of the whole graph from scratch."""
@@ -67,7 +75,7 @@ def trace(loss, strategy=None) -> Trace:
     itemsize = int(state.dtype.itemsize)
     steps: list = []
     key_names = ()
-    if getattr(graph, "plans", None) and (strategy is own or strategy.name == own.name):
+    if ran_with(graph, strategy):
         key_names = _steps_of_runs(graph, own, names, itemsize, steps)
         start = graph.n_evaluated  # what was built after the last run: a dry run
         layout = graph.layout.copy()

@@ -47,6 +47,12 @@ def batch_keys(svg: str) -> set:
     return {key for key, cls in boxes(svg).items() if "bv-batch" in cls}
 
 
+def box_of(stepper, node: int) -> str:
+    """The DOT name of the box that draws ``node`` in ``stepper``'s pictures."""
+    scene = stepper.frames.pictures.first.scene
+    return scene.nodes[scene.index_of_node[node]].key
+
+
 def rows(html: str) -> list:
     return [(kind, int(sig), body) for kind, sig, body in ROW.findall(html)]
 
@@ -310,14 +316,23 @@ def test_next_steps_are_drawn_ahead_in_one_dot_run(fig1):
     assert batch_keys(s.svg(19)) == {f"n{i}" for i in s.trace.steps[19].batch}
 
 
-def test_zoom_toggles_a_css_class_only(fig1):
+@needs_dot
+def test_whole_graph_shows_the_whole_picture_and_back(fig1):
     _, loss = fig1
-    s = bv.Stepper(loss, "agenda", prefetch=False)
-    before = s.graph_view.value
-    s.zoom.value = True
-    assert "bv-actual-size" in s.graph_view._dom_classes and s.graph_view.value == before
-    s.zoom.value = False
-    assert "bv-actual-size" not in s.graph_view._dom_classes
+    s = bv.Stepper(loss, "agenda", step=12, prefetch=False)
+    window = s.graph_view.value
+    whole = s.frames.pictures.whole(12)
+    assert len(boxes(whole)) == 61 and window != whole
+    # the same boxes, a window of them: as wide, less tall
+    assert re.search(r'width="[^"]+"', window).group(0) == re.search(r'width="[^"]+"', whole).group(0)
+    assert window.count('class="bv-strip"') >= 1 and 'class="bv-strip"' not in whole
+    s.whole.value = True
+    assert "bv-whole-graph" in s.graph_view._dom_classes and s.graph_view.value == whole
+    s.forward()  # stays whole while stepping
+    assert s.graph_view.value == s.frames.pictures.whole(13)
+    s.whole.value = False
+    assert "bv-whole-graph" not in s.graph_view._dom_classes
+    assert s.graph_view.value == s.frames.pictures.svg(13) != s.frames.pictures.whole(13)
 
 
 def test_pictures_fall_back_without_dot(fig1, monkeypatch):
@@ -370,9 +385,10 @@ def test_compare_linked_then_unlinked(fig1):
     assert (depth.strategy, agenda.strategy) == ("depth", "agenda")
     depth.slider.value = 12
     assert agenda.step == 12
-    assert batch_keys(depth.graph_view.value) == {"n14"}           # the short sequence's output layer, alone
-    assert batch_keys(agenda.graph_view.value) == {"n32", "n52"}   # the RNN goes on
-    assert "bv-agenda" in boxes(agenda.graph_view.value)["n14"]    # ...while n14 waits on the agenda
+    # half a notebook cell each, the panes draw one box per signature and depth
+    assert batch_keys(depth.graph_view.value) == {box_of(depth, 14)}  # the short sequence's output layer, alone
+    assert batch_keys(agenda.graph_view.value) == {box_of(agenda, 32), box_of(agenda, 52)}  # the RNN goes on
+    assert "bv-agenda" in boxes(agenda.graph_view.value)[box_of(agenda, 14)]  # ...while 14 waits
     summary = c.summary_view.value
     assert "1 \u00d7 matmul\u00b7U" in summary and "2 \u00d7 matmul\u00b7W" in summary
 
@@ -410,8 +426,13 @@ def test_compare_counts_batches_and_launches(fig1):
 def test_compare_draws_the_same_layout_in_every_pane(fig1):
     _, loss = fig1
     c = bv.compare(loss, "depth", "agenda", "none")
-    shapes = [dict(SHAPE.findall(p.svg())) for p in c.panes]
-    assert len(shapes[0]) == 61 and shapes[0] == shapes[1] == shapes[2]
+    shapes = [dict(SHAPE.findall(p.frames.pictures.whole(p.n_steps))) for p in c.panes]
+    scene = c.panes[0].frames.pictures.first.scene
+    assert len(shapes[0]) == len(scene.nodes) and shapes[0] == shapes[1] == shapes[2]
+    # drawn node by node, Figure 1 is too wide for half a notebook cell: collapsed until it fits
+    assert scene.collapsed
+    width = float(re.search(r'width="([0-9.]+)pt"', c.panes[0].svg()).group(1))
+    assert width <= pictures_module.PANE_MAX_WIDTH
 
 
 # --- save_html -----------------------------------------------------------------------------
@@ -430,7 +451,8 @@ def test_saved_stepper_page_holds_every_step_and_no_url(fig1, tmp_path):
     for k in range(30):
         f = s.frame(k)
         assert step_svg(data, 0, k) == f.svg
-        _, header, counts, agenda, details = pane["steps"][k]
+        _, header, counts, agenda, details, whole = pane["steps"][k]
+        assert "".join(data["pool"][i] for i in whole) == s.frames.pictures.whole(k)
         assert [data["pool"][i] for i in (header, counts, agenda, details)] == [
             f.header, f.counts, f.agenda, f.details]
     # the pool stores repeated pieces once: far smaller than 30 full pictures

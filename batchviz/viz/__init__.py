@@ -41,7 +41,8 @@ def fit_caption_width(captions) -> int:
 
 def render(trace, step: int = 0, *, expand=None, collapse=None, parameters: bool = False,
            clusters: bool = False, max_nodes: int = DEFAULT_MAX_NODES,
-           max_boxes: int = DEFAULT_MAX_BOXES, strategy="agenda", caption_width: int | None = None):
+           max_boxes: int = DEFAULT_MAX_BOXES, strategy="agenda", caption_width: int | None = None,
+           legend: bool = True):
     """Draw ``trace`` just before step ``step`` runs (``step=len(trace)``: after the last).
 
     ``trace`` may also be an expression or a graph, traced first with ``strategy``.
@@ -51,7 +52,8 @@ def render(trace, step: int = 0, *, expand=None, collapse=None, parameters: bool
     nodes (done from the start). ``clusters``: box each signature's nodes in a cluster.
     ``caption_width``: the caption cell's width in points (default: fits this trace's
     captions); pictures of several traces of one graph given the same width get the same
-    layout, so that they can be compared side by side.
+    layout, so that they can be compared side by side. ``legend=False``: the boxes and
+    edges alone, no title, caption or colour keys (the widgets show those as HTML).
     Returns a :class:`~batchviz.viz.dot.BatchGraph` (a ``graphviz.Digraph``)."""
     if not isinstance(trace, Trace):
         trace = make_trace(trace, strategy)
@@ -73,4 +75,4 @@ def render(trace, step: int = 0, *, expand=None, collapse=None, parameters: bool
     title = (f"batchviz \u00b7 strategy {trace.strategy} ({trace.label}) \u00b7 "
              f"{counted(trace.scheduled_nodes, 'node')} \u00b7 {counted(len(trace.steps), 'batch')}")
     return to_digraph(scene, paint_step(scene, timeline, step, lines[step]), title=title,
-                      caption_width=width, clusters=clusters)
+                      caption_width=width, clusters=clusters, legend=legend)

@@ -121,7 +121,9 @@ def _legend(scene, paint, title: str, caption_width: int) -> str:
 
 
 def to_digraph(scene, paint, *, title: str, caption_width: int = 400,
-               clusters: bool = False) -> BatchGraph:
+               clusters: bool = False, legend: bool = True) -> BatchGraph:
+    """``legend=False`` leaves out the graph's label (title, caption, keys): the widgets
+    show those as HTML beside a picture that shows only part of the graph at a time."""
     g = BatchGraph(
         name="batchviz",
         graph_attr={"rankdir": "TB", "fontname": "Helvetica", "fontsize": "10",
@@ -157,6 +159,7 @@ def to_digraph(scene, paint, *, title: str, caption_width: int = 400,
                    tooltip=f"{count} edges")
         else:
             g.edge(tail, head)
-    g.attr(label=_legend(scene, paint, title, caption_width))
+    if legend:
+        g.attr(label=_legend(scene, paint, title, caption_width))
     g.attr(tooltip=title)
     return g

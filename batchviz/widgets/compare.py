@@ -1,8 +1,10 @@
 """``bv.compare(loss, "depth", "agenda")``: strategies side by side on the same graph.
 
 Each strategy gets its own pane (a :class:`~batchviz.widgets.stepper.Stepper` stacked in a
-column) with its own controls; the panes stand side by side where the notebook is wide
-enough for both pictures at a readable size, else one below the other. With "link" on, moving any pane moves the others to the same
+column) with its own controls, its picture following its own batch. The panes stand side by
+side where the notebook is wide enough for both pictures at a readable size (at 1280 px with
+JupyterLab's sidebar open: the pictures are collapsed until each fits half of a notebook
+cell, ``pictures.PANE_MAX_WIDTH``), else one below the other. With "link" on, moving any pane moves the others to the same
 step (a pane with fewer steps stops at its end); with "link" off each pane steps on its own.
 A summary table above the panes keeps the running counts of batches and kernel launches
 side by side, so in the paper's Figure 1 you can watch the moment depth batching runs the
@@ -18,7 +20,7 @@ import ipywidgets as widgets
 from ..trace import Trace
 from ..trace.record import graph_of
 from ..viz import captions, fit_caption_width
-from .pictures import DEFAULT_MAX_WIDTH, fitted_options
+from .pictures import PANE_MAX_WIDTH, fitted_options
 from .static_html import page_html, write_page
 from .stepper import DEFAULT_INTERVAL, Stepper, trace_for
 from .style import SUMMARY_HEAD
@@ -59,7 +61,7 @@ class Compare(widgets.VBox):
         # the same layout in each
         render_options.setdefault("caption_width",
                                   max(fit_caption_width(captions(t)) for t in traces))
-        max_width = render_options.pop("max_width", DEFAULT_MAX_WIDTH)
+        max_width = render_options.pop("max_width", PANE_MAX_WIDTH)
         options = fitted_options(traces[0], render_options, max_width)
         panes = [Stepper(t, orientation="column", interval=interval, max_width=None, **options)
                  for t in traces]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .legend import legend_html
 from .panels import Panels
 from .pictures import StepPictures
 
@@ -29,6 +30,8 @@ class StepFrames:
         self.n_steps = len(trace.steps)
         self.pictures = StepPictures(trace, **render_options)
         self.panels = Panels(trace, self.pictures.colours)
+        #: the picture's keys (fills, outlines), the same at every step
+        self.legend = legend_html(self.pictures.first.scene)
 
     def frame(self, step: int) -> Frame:
         p = self.panels

@@ -17,11 +17,17 @@ collapses a picture step by step (fewer, wider depth bands, down to one box per 
 until Graphviz's layout is at most ``max_width`` points wide. Long pictures scroll inside
 their box.
 
+Every step shows a window of its picture, around the boxes of the batch it runs
+(``viewport.py``); the windows are worked out once per trace, from the layout and the
+trace's batches. The title, the step's caption and the colour keys are left out of the
+pictures (``legend=False``): the widgets show them as HTML above the window.
+
 Without Graphviz the pure-Python fallback drawing is used (with a warning, once).
 """
 from __future__ import annotations
 
 import re
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import graphviz
@@ -29,6 +35,7 @@ import graphviz
 from ..viz import render
 from ..viz.dotcheck import warn_dot_missing
 from ..viz.scene import DEFAULT_MAX_BOXES
+from . import viewport
 from .svgtext import clean_svg, mark_states, picture_size
 
 #: steps piped through one ``dot`` process at a time by :meth:`StepPictures.render_all`
@@ -40,6 +47,9 @@ _XML_START = re.compile(r"(?=<\?xml )")
 #: widest layout (points) a widget draws node by node before it collapses the picture: shown
 #: at 82% (11 px text) it is 812 px wide, what a notebook cell has at 1280 px with the sidebar
 DEFAULT_MAX_WIDTH = 740
+#: the same for each of two panes side by side (``bv.compare``): 396 px at 11 px text, and
+#: two such panes fit the 848 px of that notebook cell
+PANE_MAX_WIDTH = 360
 _SVG_WIDTH = re.compile(r'<svg width="([0-9.]+)pt"')
 
 
@@ -47,7 +57,9 @@ def fitted_options(trace, options: dict, max_width: float | None = DEFAULT_MAX_W
     """``options`` for :func:`batchviz.render`, collapsed as little as needed for the layout
     of ``trace`` to be at most ``max_width`` points wide (None: as given). Options that
     say how to draw (``collapse``, ``expand``) are the user's choice and kept; so is
-    everything when ``dot`` is missing (the fallback drawing sizes itself)."""
+    everything when ``dot`` is missing (the fallback drawing sizes itself). The widths are
+    measured without the keys (``legend=False``), as the widgets draw."""
+    options = {"legend": False, **options}
     if max_width is None or "collapse" in options or "expand" in options:
         return dict(options)
     first = options.get("max_boxes", DEFAULT_MAX_BOXES)
@@ -90,11 +102,14 @@ class StepPictures:
         self.options = fitted_options(trace, options, max_width)
         self.first = render(trace, step=0, **self.options)
         self.n_steps = len(trace.steps)
-        self._svg: dict[int, str] = {}
+        self._svg: dict[int, str] = {}    # step -> its window of the picture
+        self._whole: dict[int, str] = {}  # step -> the whole picture
         self.dot_runs = 0           # how many times ``dot`` was started (tests check caching)
         self._dot_missing = False
         self._pending: dict = {}    # step -> Future of the background drawing that makes it
         self._pool = None
+        self._windows = None        # (ViewBox, window height, top per step), from the first picture
+        self._windows_lock = threading.Lock()
 
     @property
     def collapsed(self) -> bool:
@@ -116,8 +131,17 @@ class StepPictures:
         """The :class:`~batchviz.viz.dot.BatchGraph` of ``step`` (no drawing yet)."""
         return render(self.trace, step=step, **self.options)
 
+    def batch_keys(self, step: int) -> list:
+        """The boxes (DOT names) that hold nodes of ``step``'s batch; none at the end."""
+        if step >= self.n_steps:
+            return []
+        scene = self.first.scene
+        index = scene.index_of_node[list(self.trace.steps[step].batch)]
+        return sorted({scene.nodes[k].key for k in index.tolist() if k >= 0})
+
     def svg(self, step: int) -> str:
-        """The inline-ready SVG of ``step`` (``0..n_steps``; ``n_steps``: all done)."""
+        """The inline-ready SVG of ``step`` (``0..n_steps``; ``n_steps``: all done),
+        cropped to the window that shows its batch (``viewport.py``)."""
         step = self.trace.timeline().check_step(step)
         if step not in self._svg:
             future = self._pending.get(step)
@@ -129,6 +153,17 @@ class StepPictures:
             if step not in self._svg:
                 self._draw([step])
         return self._svg[step]
+
+    def whole(self, step: int) -> str:
+        """The whole picture of ``step``, not cropped to a window."""
+        self.svg(step)
+        return self._whole[step]
+
+    def strips(self, step: int) -> list:
+        """The parts of the picture ``step`` shows: ``[(top, bottom), ...]`` in the
+        picture's units (``viewport.windows``)."""
+        self.svg(step)
+        return self._windows[2][step]
 
     def prefetch(self, step: int) -> None:
         """Draw the ``AHEAD`` steps after ``step`` in a background thread (one ``dot`` run),
@@ -161,6 +196,11 @@ class StepPictures:
             self._draw(todo[start:start + CHUNK])
         return [self._svg[k] for k in range(self.n_steps + 1)]
 
+    def render_all_whole(self) -> list:
+        """Every step's whole picture, in order."""
+        self.render_all()
+        return [self._whole[k] for k in range(self.n_steps + 1)]
+
     def cached_steps(self) -> list:
         return sorted(self._svg)
 
@@ -171,7 +211,22 @@ class StepPictures:
         if texts is None:
             texts = [g.fallback_svg() for g in graphs]
         for k, g, text in zip(steps, graphs, texts):
-            self._svg[k] = mark_states(clean_svg(text), g.scene, g.paint)
+            svg = mark_states(clean_svg(text), g.scene, g.paint)
+            box, height, strips = self._windows_of(svg)
+            self._whole[k] = svg
+            self._svg[k] = viewport.crop(svg, box, strips[k], height)
+
+    def _windows_of(self, svg: str) -> tuple:
+        """``(ViewBox, window height, strips per step)`` (``viewport.windows``), worked out
+        once, from the first picture drawn: every step has its layout."""
+        with self._windows_lock:
+            if self._windows is None:
+                box, bounds = viewport.ViewBox.of(svg), viewport.box_bounds(svg)
+                batches = [[bounds[key] for key in self.batch_keys(k) if key in bounds]
+                           for k in range(self.n_steps + 1)]
+                height = viewport.window_height(box, batches)
+                self._windows = (box, height, viewport.windows(box, batches, height))
+            return self._windows
 
     def _run_dot(self, graphs: list):
         """The SVG texts of ``graphs`` from one ``dot`` process, or None without ``dot``."""

@@ -2,7 +2,8 @@
 
 It reads the page's JSON (``static_html.py``): a pool of strings and, per pane, per step,
 the indexes of the picture's pieces and of the header, counts, agenda and details HTML.
-Each pane has play/pause, back, forward, a slider, a speed menu and an "actual size" box; with a "link" checkbox
+Each pane has play/pause, back, forward, a slider, a speed menu and a "whole graph" box
+(the whole picture instead of the window around the batch); with a "link" checkbox
 (``bv.compare``) moving one pane moves the others to the same step (or their last one).
 """
 
@@ -21,7 +22,7 @@ PLAYER_JS = r"""
             agenda: q("bv-agenda-table"), details: q("bv-batch-details"),
             slider: q("bv-slider"), label: q("bv-step-label"), play: q("bv-play"),
             back: q("bv-step-back"), forward: q("bv-step-forward"), speed: q("bv-speed"),
-            zoom: q("bv-zoom")};
+            whole: q("bv-whole")};
   });
 
   function linked() { return !!(link && link.checked); }
@@ -45,7 +46,8 @@ PLAYER_JS = r"""
     k = Math.max(0, Math.min(pane.d.n, k));
     const step = pane.d.steps[k];
     pane.k = k;
-    pane.graph.innerHTML = step[0].map(function (i) { return pool[i]; }).join("");
+    const pieces = pane.whole.checked ? step[5] : step[0];
+    pane.graph.innerHTML = pieces.map(function (i) { return pool[i]; }).join("");
     pane.header.innerHTML = pool[step[1]];
     pane.counts.innerHTML = pool[step[2]];
     pane.agenda.innerHTML = pool[step[3]];
@@ -96,8 +98,9 @@ PLAYER_JS = r"""
     pane.play.addEventListener("click", function () {
       if (pane.timer === null) start(pane); else stop(pane);
     });
-    pane.zoom.addEventListener("change", function () {
-      pane.graph.classList.toggle("bv-actual-size", pane.zoom.checked);
+    pane.whole.addEventListener("change", function () {
+      pane.graph.classList.toggle("bv-whole-graph", pane.whole.checked);
+      show(pane, pane.k, true);
     });
     pane.speed.addEventListener("change", function () {
       if (pane.timer !== null) { stop(pane); start(pane); }

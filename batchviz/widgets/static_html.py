@@ -52,16 +52,19 @@ class StringPool:
 
 def pane_data(frames, pool: StringPool) -> dict:
     """One pane's steps as indexes into ``pool``: ``[svg pieces, header, counts, agenda,
-    details]`` per step, plus the per-step numbers the compare summary needs."""
+    details, whole picture's pieces]`` per step (the picture: the window around the batch),
+    plus the per-step numbers the compare summary and the picture's keys."""
     steps, summary = [], []
     panels = frames.panels
-    for f in frames.all():
+    wholes = frames.pictures.render_all_whole()
+    for f, whole in zip(frames.all(), wholes):
         steps.append([[pool.add(p) for p in split_pieces(f.svg)], pool.add(f.header),
-                      pool.add(f.counts), pool.add(f.agenda), pool.add(f.details)])
+                      pool.add(f.counts), pool.add(f.agenda), pool.add(f.details),
+                      [pool.add(p) for p in split_pieces(whole)]])
         c = panels.counts(f.step)
         summary.append([panels.batch_text(f.step), c["batches"], c["launches"]])
     return {"strategy": frames.trace.strategy, "n": frames.n_steps, "steps": steps,
-            "summary": summary, "size": list(frames.pictures.size())}
+            "summary": summary, "size": list(frames.pictures.size()), "legend": frames.legend}
 
 
 def _controls(index: int) -> str:
@@ -72,19 +75,22 @@ def _controls(index: int) -> str:
             '<input class="bv-slider" type="range" min="0" step="1" value="0">'
             '<span class="bv-step-label"></span>'
             '<label>speed <select class="bv-speed"></select></label>'
-            '<label><input type="checkbox" class="bv-zoom"> actual size</label></div>')
+            '<label><input type="checkbox" class="bv-whole"> whole graph</label></div>')
 
 
-def _pane(index: int, single: bool, size) -> str:
+def _pane(index: int, single: bool, size, legend: str) -> str:
     """One pane; ``size``: its picture's natural and narrowest readable width (px), which
-    decide when the picture and the tables, or the panes, stand side by side."""
+    decide when the picture and the tables, or the panes, stand side by side; ``legend``:
+    the picture's keys."""
     width, narrowest = size
+    keys = f'<div class="bv-legend-view">{legend}</div>'
     fits = f"flex: 1 1 {width}px; min-width: {narrowest}px"
     text = ('<div class="bv-text"><div class="bv-counts"></div><div class="bv-agenda-table"></div>'
             '<div class="bv-batch-details"></div></div>')
-    body = (f'<div class="bv-pane-body"><div class="bv-graph" style="{fits}"></div>{text}</div>'
+    body = (f'<div class="bv-pane-body"><div class="bv-picture" style="{fits}">{keys}'
+            f'<div class="bv-graph"></div></div>{text}</div>'
             if single else
-            '<div class="bv-pane-body"><div class="bv-counts"></div><div class="bv-graph"></div>'
+            f'<div class="bv-pane-body"><div class="bv-counts"></div>{keys}<div class="bv-graph"></div>'
             '<div class="bv-agenda-table"></div><div class="bv-batch-details"></div></div>')
     style = "" if single else f' style="{fits}"'
     return (f'<div class="bv-pane bv-pane-{index}" data-pane="{index}"{style}>{_controls(index)}'
@@ -116,7 +122,7 @@ def page_html(frames_list: list, *, title: str, interval: int = 500, linked: boo
         link = (f'<label class="bv-link-label"><input type="checkbox" class="bv-link"{checked}> '
                 "link: the panes step together</label>")
         summary = '<table class="bv-summary"></table>'
-    panes_html = "".join(_pane(i, single, p["size"]) for i, p in enumerate(panes))
+    panes_html = "".join(_pane(i, single, p["size"], p.pop("legend")) for i, p in enumerate(panes))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{escape(title)}</title><style>{CSS}{PAGE_CSS}</style></head><body>"
             f"<h1>{escape(title)}</h1><p class=\"bv-page-note\">{escape(note)}</p>{link}{summary}"

@@ -1,7 +1,9 @@
 """``bv.Stepper(loss, strategy)``: step through a schedule one batch at a time, in Jupyter.
 
 At every step the widget shows the graph (this step's batch in orange, the agenda pale
-yellow, computed nodes grey, waiting nodes white), the agenda table (every signature with
+yellow, computed nodes grey, waiting nodes white), in a window that follows the batch: the
+part of the picture around the batch's boxes, or strips of it when the batch is spread out
+(``viewport.py``; "whole graph" shows it all), the agenda table (every signature with
 nodes on the agenda: how many, the values the strategy ranks by, which one runs and why the
 others wait), the batch's details (op, nodes, shapes, the line of the user's code that built
 it when the graph recorded lines, which arguments are views and which are copied) and the
@@ -61,7 +63,8 @@ class Stepper(widgets.VBox):
     the picture readable in a notebook: a layout wider than that is collapsed further
     (``batchviz.widgets.pictures.fitted_options``; ``max_width=None`` or an explicit
     ``collapse`` turns this off). The picture is never shown smaller than its 11 px text
-    allows; a long one scrolls inside its box.
+    allows. Each step shows the window of the picture around its batch (the "whole graph"
+    button shows all of it, scrolling in its box).
 
     ``stepper.step`` reads or moves the current step (``0..n_steps``; ``n_steps`` shows the
     graph after the last batch); :meth:`save_html` writes a page that steps offline."""
@@ -92,34 +95,37 @@ class Stepper(widgets.VBox):
         speed = widgets.Dropdown(options=speeds, value=interval,
                                  description="speed",
                                  layout=widgets.Layout(flex="0 0 auto", width="190px"))
-        zoom = widgets.ToggleButton(value=False, description="actual size", icon="search-plus",
-                                    tooltip="draw the graph at its actual size (scroll) "
-                                            "instead of fitting it to the width",
-                                    layout=widgets.Layout(**fixed))
-        html = {name: widgets.HTML() for name in ("header", "counts", "graph", "agenda", "details")}
+        whole = widgets.ToggleButton(value=False, description="whole graph", icon="expand",
+                                     tooltip="show the whole graph (it scrolls in its box) "
+                                             "instead of the part around this step's batch",
+                                     layout=widgets.Layout(**fixed))
+        html = {name: widgets.HTML() for name in ("header", "counts", "legend", "graph",
+                                                  "agenda", "details")}
         for name, cls in (("header", "bv-header-view"), ("counts", "bv-counts"),
-                          ("graph", "bv-graph"), ("agenda", "bv-agenda-table"),
-                          ("details", "bv-batch-details")):
+                          ("legend", "bv-legend-view"), ("graph", "bv-graph"),
+                          ("agenda", "bv-agenda-table"), ("details", "bv-batch-details")):
             html[name].add_class(cls)
         for w, cls in ((play, "bv-play"), (slider, "bv-slider"), (back, "bv-step-back"),
-                       (forward, "bv-step-forward"), (speed, "bv-speed"), (zoom, "bv-zoom")):
+                       (forward, "bv-step-forward"), (speed, "bv-speed"), (whole, "bv-whole")):
             w.add_class(cls)
 
-        controls = widgets.HBox([back, play, forward, slider, speed, zoom],  # wraps when narrow
+        controls = widgets.HBox([back, play, forward, slider, speed, whole],  # wraps when narrow
                                 layout=widgets.Layout(align_items="center", width="100%",
                                                       flex_flow="row wrap"))
         controls.add_class("bv-controls")
         text = [html["counts"], html["agenda"], html["details"]]
         width, narrowest = frames.pictures.size(step)
+        html["legend"].value = frames.legend
         if orientation == "row":  # side by side where both fit, else the tables go below
-            html["graph"].layout = widgets.Layout(flex=f"1 1 {width}px", min_width=f"{narrowest}px")
+            picture = widgets.VBox([html["legend"], html["graph"]], layout=widgets.Layout(
+                flex=f"1 1 {width}px", min_width=f"{narrowest}px"))
             side = widgets.VBox(text, layout=widgets.Layout(
                 flex=f"1 1 {SIDE_WIDTH}px", min_width=f"{SIDE_MIN_WIDTH}px", padding="0 0 0 8px"))
-            body = [widgets.HBox([html["graph"], side],
+            body = [widgets.HBox([picture, side],
                                  layout=widgets.Layout(width="100%", flex_flow="row wrap"))]
         else:
             html["graph"].layout = widgets.Layout(min_width=f"{narrowest}px")
-            body = [html["counts"], html["graph"], html["agenda"], html["details"]]
+            body = [html["counts"], html["legend"], html["graph"], html["agenda"], html["details"]]
         style = widgets.HTML(style_tag())
         super().__init__(children=[style, controls, html["header"], *body])
         self.add_class("bv-stepper")
@@ -128,16 +134,17 @@ class Stepper(widgets.VBox):
         self.frames = frames
         self.n_steps = n
         self.play, self.slider, self.speed = play, slider, speed
-        self.back_button, self.forward_button, self.zoom = back, forward, zoom
+        self.back_button, self.forward_button, self.whole = back, forward, whole
         self._prefetch = bool(prefetch)
         self.header_view, self.counts_view = html["header"], html["counts"]
+        self.legend_view = html["legend"]
         self.graph_view, self.agenda_view, self.details_view = (
             html["graph"], html["agenda"], html["details"])
         #: Play drives the slider in the browser, with no round trip to the kernel
         self.play_link = widgets.jslink((play, "value"), (slider, "value"))
         slider.observe(self._on_step, names="value")
         speed.observe(self._on_speed, names="value")
-        zoom.observe(self._on_zoom, names="value")
+        whole.observe(self._on_whole, names="value")
         back.on_click(lambda _b: self.back())
         forward.on_click(lambda _b: self.forward())
         self._show(step)
@@ -171,8 +178,11 @@ class Stepper(widgets.VBox):
         return self.frames.frame(self.step if step is None else step)
 
     def svg(self, step: int | None = None) -> str:
-        """The picture of ``step`` (default: the step shown) as SVG text."""
-        return self.frames.pictures.svg(self.step if step is None else step)
+        """The picture of ``step`` (default: the step shown) as SVG text: the window
+        around its batch, or the whole graph while "whole graph" is on."""
+        step = self.step if step is None else step
+        pictures = self.frames.pictures
+        return pictures.whole(step) if self.whole.value else pictures.svg(step)
 
     def agenda_rows(self, step: int | None = None) -> list:
         """The agenda table of ``step`` as dicts (see ``batchviz.widgets.panels.Panels.agenda_rows``)."""
@@ -180,7 +190,7 @@ class Stepper(widgets.VBox):
 
     def _show(self, step: int) -> None:
         f = self.frames.frame(step)
-        self.graph_view.value = f.svg
+        self.graph_view.value = self.svg(step)
         self.header_view.value = f.header
         self.counts_view.value = f.counts
         self.agenda_view.value = f.agenda
@@ -196,12 +206,13 @@ class Stepper(widgets.VBox):
     def _on_speed(self, change) -> None:
         self.play.interval = change["new"]
 
-    def _on_zoom(self, change) -> None:
-        # a CSS class, so the browser rescales the picture without a redraw
+    def _on_whole(self, change) -> None:
+        # the whole picture scrolls in a box of at most 60% of the screen's height
         if change["new"]:
-            self.graph_view.add_class("bv-actual-size")
+            self.graph_view.add_class("bv-whole-graph")
         else:
-            self.graph_view.remove_class("bv-actual-size")
+            self.graph_view.remove_class("bv-whole-graph")
+        self.graph_view.value = self.svg()
 
     # --- outside Jupyter ----------------------------------------------------------------
     def to_html(self, title: str | None = None) -> str:

@@ -18,9 +18,12 @@ SUMMARY_HEAD = ("<thead><tr><th>strategy</th><th>step</th><th>this step runs</th
 
 CSS = """
 .bv-stepper .widget-html-content, .bv-compare .widget-html-content { line-height: 1.35; }
-.bv-graph { overflow: auto; max-height: 60vh; background: #fff; }
+.bv-graph { overflow-x: auto; background: #fff; }
+.bv-graph.bv-whole-graph { overflow: auto; max-height: 60vh; }
 .bv-graph svg.bv-svg { max-width: 100%; height: auto; display: block; }
-.bv-graph.bv-actual-size svg.bv-svg { max-width: none; }
+.bv-legend { font-size: 12px; color: #333; margin: 2px 0 4px 0; }
+.bv-legend .bv-key { white-space: nowrap; margin-right: 8px; }
+.bv-legend .bv-legend-note { font-style: italic; color: #555; }
 .bv-agenda-table, .bv-batch-details, .bv-header-view { overflow-x: auto; max-width: 100%; }
 .bv-header { font-size: 14px; margin: 2px 0 4px 0; }
 .bv-count-line { font-size: 12px; color: #333; margin: 2px 0; }

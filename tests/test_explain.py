@@ -441,3 +441,22 @@ def test_the_header_counts_in_words():
         "batchviz explain: 1 node in 1 signature (+0 parameters, done from the start)",
         "lower bound: 1 batch (per signature its longest dependency chain, summed over "
         "signatures)"]
+
+
+@pytest.mark.parametrize("n_sequences", [None, 24])
+def test_the_graph_picture_keeps_its_text_size_and_fits_a_notebook_cell(n_sequences):
+    """Drawn at its natural size (its 11 px text never shrunk to a box) and no wider than a
+    notebook cell at 1280 px: a large graph is summarised in fewer boxes instead."""
+    from batchviz.explain.html import THUMBNAIL_SIZE
+
+    if n_sequences is None:
+        g, loss, _ = figure1("agenda")
+    else:
+        g, loss = build_rnn_minibatch(n_sequences)
+    html = bv.explain(loss)._repr_html_()
+    g.finish()
+    picture = re.search(r'<div class="bv-thumb"><svg[^>]*>', html).group(0)
+    width, height = (float(v) for v in re.search(r'viewBox="0 0 ([0-9.]+) ([0-9.]+)"', picture).groups())
+    assert f'width="{width:g}" height="{height:g}"' in picture  # CSS px, scale 1
+    assert 'font-size="11"' in picture and width <= THUMBNAIL_SIZE[0]
+    assert "max-width:300px" not in html and 'width="100%"' not in picture

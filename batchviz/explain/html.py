@@ -1,9 +1,15 @@
 """The report as HTML: Jupyter's rich display and a standalone page.
 
-Besides the tables it shows two kinds of small inline SVG pictures: a thumbnail of the
+Besides the tables it shows two kinds of small inline SVG pictures: a picture of the
 graph (one box per signature and depth band, drawn by batchviz's own SVG drawer so it needs
 no Graphviz), and per strategy a strip of its batches in execution order, bar height the
 batch size on a log scale: "none" is a flat comb, agenda a few tall bars.
+
+The graph's picture is shown at its natural size, where its text is 11 px, below the
+tables where it has the cell's width: never shrunk to fit a box. A graph too large for
+about a screen (``THUMBNAIL_SIZE``) is summarised further instead: wider depth bands, so
+fewer boxes (:func:`_thumbnail`), as long as that keeps it narrow enough; a picture still
+taller than a screen scrolls in its box.
 """
 from __future__ import annotations
 
@@ -30,12 +36,21 @@ CSS = """
 .bv-explain th{background:#f4f4f4}
 .bv-explain .bv-best{color:#137333;font-weight:600}
 .bv-explain .bv-flex{display:flex;flex-wrap:wrap;align-items:flex-start;gap:12px}
-.bv-explain .bv-thumb{max-width:300px;border:1px solid #e4e4e4;padding:4px}
+.bv-explain .bv-thumb{max-width:100%;max-height:THUMB_Hpx;overflow:auto;margin:6px 0}
+.bv-explain .bv-thumb svg{display:block;border:1px solid #e4e4e4}
 .bv-explain .bv-verdict{font-weight:600;color:#0b5394;margin-top:6px}
 .bv-explain .bv-note{color:#666}
 """
 
 MAX_THUMBNAIL_SIGNATURES = 60
+#: the graph's picture fits in (CSS px, width x height): a notebook cell at 1280 x 800 with
+#: JupyterLab's sidebar open is some 840 px wide, and a picture taller than a screen is not
+#: a summary
+THUMBNAIL_SIZE = (820, 640)
+#: the box counts tried, most detail first, until the picture fits ``THUMBNAIL_SIZE``
+THUMBNAIL_BOXES = (40, 20, 10, 5, 1)
+CSS = CSS.replace("THUMB_H", str(THUMBNAIL_SIZE[1]))
+_VIEWBOX = re.compile(r'viewBox="0 0 ([0-9.]+) ([0-9.]+)"')
 
 
 def _strip(e, name: str, colours: dict, top: float) -> str:
@@ -67,11 +82,19 @@ def _thumbnail(e) -> str:
                       arg_user=a.arg_user, label=None, tooltip=None,
                       sig_names={int(s): graph.signature_name(int(s)) for s in present},
                       display_names=display_names(graph, set(graph.sigs)))
-    scene = build_scene(table, collapse=True, max_boxes=40)
-    scene.note = ""  # the expand hint is about bv.render, not this thumbnail
-    svg = draw_scene(scene, paint_signatures(f"the graph: {e.nodes} nodes by signature and depth"))
-    svg = re.sub(r'width="[0-9.]+" height="[0-9.]+"', 'width="100%"', svg, count=1)
-    return f'<div class="bv-thumb">{svg}</div>'
+    narrow, narrowest = None, None  # the first picture that fits the width; the narrowest
+    for boxes in THUMBNAIL_BOXES:
+        scene = build_scene(table, collapse=True, max_boxes=boxes)
+        scene.note = ""  # the expand hint is about bv.render, not this picture
+        svg = draw_scene(scene, paint_signatures(f"the graph: {e.nodes} nodes by signature and depth"))
+        width, height = (float(v) for v in _VIEWBOX.search(svg).groups())
+        if width <= THUMBNAIL_SIZE[0]:
+            if height <= THUMBNAIL_SIZE[1]:
+                return f'<div class="bv-thumb">{svg}</div>'
+            narrow = narrow or svg
+        if narrowest is None or width < narrowest[0]:
+            narrowest = (width, svg)
+    return f'<div class="bv-thumb">{narrow or narrowest[1]}</div>'
 
 
 def render_html(e) -> str:
@@ -90,7 +113,7 @@ def render_html(e) -> str:
     top = max((int(s[0].max()) for s in e._strips.values() if len(s[0])), default=1)
     out.append("<tr><td>batches, in order</td>" + "".join(
         f"<td>{_strip(e, name, colours, top)}</td>" for name in e.strategies) + "</tr></table>")
-    out.append(_thumbnail(e) + "</div>")
+    out.append("</div>" + _thumbnail(e))
     header, rows = signature_table(e)
     out.append("<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>")
     for sig, r in zip(e.rows, rows):  # the short name shown, the full one on hover

@@ -6,10 +6,10 @@ no Graphviz), and per strategy a strip of its batches in execution order, bar he
 batch size on a log scale: "none" is a flat comb, agenda a few tall bars.
 
 The graph's picture is shown at its natural size, where its text is 11 px, below the
-tables where it has the cell's width: never shrunk to fit a box. A graph too large for
-about a screen (``THUMBNAIL_SIZE``) is summarised further instead: wider depth bands, so
-fewer boxes (:func:`_thumbnail`), as long as that keeps it narrow enough; a picture still
-taller than a screen scrolls in its box.
+tables where it has the cell's width: never shrunk to fit a box. Its rows of boxes wrap at
+the width of a notebook cell, and a graph too large for about a screen (``THUMBNAIL_SIZE``)
+is summarised further: wider depth bands, so fewer boxes (:func:`_thumbnail`). A picture
+still taller than a screen scrolls in its box.
 """
 from __future__ import annotations
 
@@ -82,19 +82,18 @@ def _thumbnail(e) -> str:
                       arg_user=a.arg_user, label=None, tooltip=None,
                       sig_names={int(s): graph.signature_name(int(s)) for s in present},
                       display_names=display_names(graph, set(graph.sigs)))
-    narrow, narrowest = None, None  # the first picture that fits the width; the narrowest
+    shortest = None  # (height, svg): shown when no summary is short enough
     for boxes in THUMBNAIL_BOXES:
         scene = build_scene(table, collapse=True, max_boxes=boxes)
         scene.note = ""  # the expand hint is about bv.render, not this picture
-        svg = draw_scene(scene, paint_signatures(f"the graph: {e.nodes} nodes by signature and depth"))
-        width, height = (float(v) for v in _VIEWBOX.search(svg).groups())
-        if width <= THUMBNAIL_SIZE[0]:
-            if height <= THUMBNAIL_SIZE[1]:
-                return f'<div class="bv-thumb">{svg}</div>'
-            narrow = narrow or svg
-        if narrowest is None or width < narrowest[0]:
-            narrowest = (width, svg)
-    return f'<div class="bv-thumb">{narrow or narrowest[1]}</div>'
+        svg = draw_scene(scene, paint_signatures(f"the graph: {e.nodes} nodes by signature and depth"),
+                         max_width=THUMBNAIL_SIZE[0])
+        height = float(_VIEWBOX.search(svg).group(2))
+        if height <= THUMBNAIL_SIZE[1]:
+            return f'<div class="bv-thumb">{svg}</div>'
+        if shortest is None or height < shortest[0]:
+            shortest = (height, svg)
+    return f'<div class="bv-thumb">{shortest[1]}</div>'
 
 
 def render_html(e) -> str:

@@ -64,8 +64,19 @@ def _order_rows(g, layer: dict) -> dict:
     return rows
 
 
-def _layout(scene) -> dict:
-    """``{key: (x in [0, 1], row)}`` from networkx's multipartite layout."""
+def _wrap_rows(rows: dict, per_row: int) -> dict:
+    """Rows of more than ``per_row`` boxes split into several, in order."""
+    out = {}
+    for row in sorted(rows):
+        keys = rows[row]
+        for start in range(0, len(keys), per_row):
+            out[len(out)] = keys[start:start + per_row]
+    return out
+
+
+def _layout(scene, per_row: int | None = None) -> dict:
+    """``{key: (x in [0, 1], row)}`` from networkx's multipartite layout; ``per_row``:
+    at most that many boxes side by side (longer rows wrap)."""
     import networkx as nx
 
     g = nx.DiGraph()
@@ -76,6 +87,8 @@ def _layout(scene) -> dict:
     layer = _layers(g, scene)
     top = min(layer.values())
     rows = {row - top: keys for row, keys in sorted(_order_rows(g, layer).items())}
+    if per_row:
+        rows = _wrap_rows(rows, per_row)
     # a dict of ordered lists keeps our order within rows (node attributes would not)
     pos = nx.multipartite_layout(g, subset_key=rows, align="horizontal")
     row_of = {key: row for row, keys in rows.items() for key in keys}
@@ -87,15 +100,19 @@ def _fit(text: str, width_px: float, char_px: float = 6.2) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "\u2026"
 
 
-def draw_scene(scene, paint, note: str = "") -> str:
-    """SVG text of ``scene`` painted with ``paint`` (``note``: a line at the bottom)."""
-    where = _layout(scene)
+def draw_scene(scene, paint, note: str = "", max_width: float | None = None) -> str:
+    """SVG text of ``scene`` painted with ``paint`` (``note``: a line at the bottom).
+    ``max_width`` (px, at least 520): rows of boxes wider than that wrap, so the picture
+    fits a box that wide at its natural size (11 px text)."""
+    box_w = GROUP_W if scene.collapsed else BOX_W
+    per_row = None if max_width is None else max(1, int((max_width - GAP) // (box_w + GAP)))
+    where = _layout(scene, per_row)
     rows = max((r for _, r in where.values()), default=0) + 1
     per_row: dict = {}
     for _, r in where.values():
         per_row[r] = per_row.get(r, 0) + 1
     widest = max(per_row.values(), default=1)
-    width = max(520, widest * (GROUP_W if scene.collapsed else BOX_W) + (widest + 1) * GAP)
+    width = max(520, widest * box_w + (widest + 1) * GAP)
     xs = [x for x, _ in where.values()]
     lo, hi = (min(xs), max(xs)) if xs else (0.0, 0.0)
     caption_lines = [part for line in paint.caption.split("\n")

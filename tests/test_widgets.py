@@ -483,3 +483,24 @@ def test_split_pieces_is_lossless():
                      '<svg width="1pt" xmlns="http://www.w3.org/2000/svg" '
                      'xmlns:xlink="http://www.w3.org/1999/xlink"><g/></svg>') == \
         '<svg class="bv-svg" style="min-width:2px" width="1pt"><g/></svg>\n'  # 11 px text: 1.33 px
+
+
+def test_a_batch_of_sums_of_different_lengths_is_detailed():
+    """esum nodes of 2, 3 and 4 terms run as one batch, read in one gather: the details list
+    every term once (the batch's read covers 4 positions; the first nodes have fewer)."""
+    g = bv.Graph("agenda")
+    with bv.graph_scope(g):
+        xs = [bv.input([float(k)]) for k in range(9)]
+        sums = [bv.esum(xs[0:2]), bv.esum(xs[2:5]), bv.esum(xs[5:9])]
+        loss = bv.esum([bv.tanh(s) for s in sums])
+    s = bv.Stepper(loss, "agenda", prefetch=False)
+    step = next(k for k, st in enumerate(s.trace.steps) if len(st.batch) == 3 and "esum" in st.signature_name)
+    s.step = step
+    details = s.details_view.value
+    terms = {f"#{x.node}" for x in xs}
+    listed = details.split('<table class="bv-args">')[1]
+    shown = set(re.findall(r"#\d+", listed))
+    assert len(shown) == 8 and shown < terms and "and 1 more" in listed  # 9 terms, 8 by name
+    for k in range(s.n_steps + 1):  # every step draws
+        s.step = k
+    g.finish()

@@ -174,7 +174,9 @@ class Panels:
         rows = []
         for a in s.arguments:
             covered = range(a.position, a.position + a.positions)  # one read may cover them all
-            nodes = [t.nodes[i].args[p] for i in s.batch for p in covered]
+            # ...of nodes with different numbers of arguments (esum of 2, 3, 4 terms)
+            nodes = [t.nodes[i].args[p] for i in s.batch for p in covered
+                     if p < len(t.nodes[i].args)]
             shapes = sorted({shape_text(t.nodes[n].shape) for n in nodes})
             who = (escape(t.nodes[nodes[0]].parameter or f"#{nodes[0]}") if a.kind == "shared"
                    else _nodes_text(nodes))

@@ -72,8 +72,10 @@ class Compare(widgets.VBox):
         summary.add_class("bv-compare-summary")
         for k, p in enumerate(panes):  # side by side where they fit, else one below the other
             p.add_class(f"bv-pane-{k}")
-            width, narrowest = p.frames.pictures.size(p.step)
-            p.layout = widgets.Layout(flex=f"1 1 {width + 12}px", min_width=f"{narrowest + 12}px",
+            # the narrowest readable width is the flex basis: a row wraps when the bases do not
+            # fit, so the panes stand side by side wherever both pictures are readable
+            _, narrowest = p.frames.pictures.size(p.step)
+            p.layout = widgets.Layout(flex=f"1 1 {narrowest + 12}px", min_width=f"{narrowest + 12}px",
                                       padding="0 6px")
         row = widgets.HBox(panes, layout=widgets.Layout(width="100%", align_items="flex-start",
                                                         flex_flow="row wrap"))

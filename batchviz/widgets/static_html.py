@@ -92,7 +92,8 @@ def _pane(index: int, single: bool, size, legend: str) -> str:
             if single else
             f'<div class="bv-pane-body"><div class="bv-counts"></div>{keys}<div class="bv-graph"></div>'
             '<div class="bv-agenda-table"></div><div class="bv-batch-details"></div></div>')
-    style = "" if single else f' style="{fits}"'
+    # panes side by side wherever both pictures are readable (as the widget, compare.py)
+    style = "" if single else f' style="flex: 1 1 {narrowest}px; min-width: {narrowest}px"'
     return (f'<div class="bv-pane bv-pane-{index}" data-pane="{index}"{style}>{_controls(index)}'
             f'<div class="bv-header-view"></div>{body}</div>')
 

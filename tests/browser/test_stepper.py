@@ -29,23 +29,31 @@ def _expect():
     return expect
 
 
-def _batch_keys(trace, step: int) -> list:
-    return sorted(f"n{i}" for i in trace.steps[step].batch) if step < len(trace.steps) else []
+def _batch_keys(trace, step: int, collapsed: bool = False) -> list:
+    """The boxes that draw ``step``'s batch: one per node, or (``collapsed``, as compare's
+    half-width panes draw Figure 1) the boxes of their signature and depth."""
+    if step == len(trace.steps):
+        return []
+    if not collapsed:
+        return sorted(f"n{i}" for i in trace.steps[step].batch)
+    scene = bv.render(trace, step, collapse=True).scene
+    return sorted({scene.nodes[scene.index_of_node[i]].key for i in trace.steps[step].batch})
 
 
 def _shown_batch(root) -> list:
-    """DOT names of the boxes drawn as this step's batch inside ``root``."""
-    return sorted(root.locator(".bv-graph svg g.node.bv-batch").evaluate_all(
-        "els => els.map(e => e.getAttribute('data-key'))"))
+    """DOT names of the boxes drawn as this step's batch inside ``root`` (a batch shown in
+    several strips of the picture has each strip draw the whole graph: each name once)."""
+    return sorted(set(root.locator(".bv-graph svg g.node.bv-batch").evaluate_all(
+        "els => els.map(e => e.getAttribute('data-key'))")))
 
 
-def _check_step(root, trace, step: int) -> None:
+def _check_step(root, trace, step: int, collapsed: bool = False) -> None:
     """The picture, the agenda table and the header of ``root`` show ``step`` of ``trace``."""
     expect = _expect()
     s = trace.steps[step]
     expect(root.locator(".bv-header-view")).to_contain_text(f"step {step}/{len(trace)}",
                                                             timeout=WAIT_MS)
-    assert _shown_batch(root) == _batch_keys(trace, step)
+    assert _shown_batch(root) == _batch_keys(trace, step, collapsed)
     rows = root.locator(".bv-agenda-table table.bv-agenda tbody tr")
     expect(rows).to_have_count(len(s.agenda))
     chosen = root.locator(".bv-agenda-table tr.bv-chosen")
@@ -78,7 +86,7 @@ def test_figure1_notebook_steps_plays_and_compares(page, jupyterlab_server, fig1
     depth = steppers.nth(0)
     _check_step(depth, fig1_traces["depth"], 0)
     assert _shown_batch(depth) == ["n0", "n19", "n39"]  # the three zero vectors
-    svg_before = depth.locator(".bv-graph svg").inner_html()
+    svg_before = depth.locator(".bv-graph svg.bv-svg").inner_html()
     _shot(page, "stepper-01-depth-step0", depth)
 
     # --- forward twice, back once: the kernel redraws the picture and the table ----------
@@ -90,7 +98,7 @@ def test_figure1_notebook_steps_plays_and_compares(page, jupyterlab_server, fig1
     _check_step(depth, fig1_traces["depth"], 2)
     depth.locator("button.bv-step-back").click()
     _check_step(depth, fig1_traces["depth"], 1)
-    assert depth.locator(".bv-graph svg").inner_html() != svg_before
+    assert depth.locator(".bv-graph svg.bv-svg").inner_html() != svg_before
     assert _readout(depth) == 1
     _shot(page, "stepper-02-depth-step1", depth)
 
@@ -115,22 +123,24 @@ def test_figure1_notebook_steps_plays_and_compares(page, jupyterlab_server, fig1
     expect(summary).to_have_count(2)
     expect(summary.nth(0)).to_contain_text("1 \u00d7 matmul\u00b7U")
     expect(summary.nth(1)).to_contain_text("2 \u00d7 matmul\u00b7W")
-    _check_step(panes[0], fig1_traces["depth"], 12)
-    _check_step(panes[1], fig1_traces["agenda"], 12)
+    # half a notebook cell each: Figure 1 drawn one box per signature and depth
+    expect(panes[0].locator(".bv-graph svg g.node.bv-group").first).to_be_attached()
+    _check_step(panes[0], fig1_traces["depth"], 12, collapsed=True)
+    _check_step(panes[1], fig1_traces["agenda"], 12, collapsed=True)
     _shot(page, "stepper-04-compare-step12", cmp)
 
     # linked: stepping the agenda pane moves the depth pane too
     panes[1].locator("button.bv-step-forward").click()
-    _check_step(panes[1], fig1_traces["agenda"], 13)
-    _check_step(panes[0], fig1_traces["depth"], 13)
+    _check_step(panes[1], fig1_traces["agenda"], 13, collapsed=True)
+    _check_step(panes[0], fig1_traces["depth"], 13, collapsed=True)
     # unlinked: each pane on its own
     link = cmp.locator("button.bv-link")
     expect(link).to_have_class(re.compile(r"\bmod-active\b"))
     link.click()
     expect(link).not_to_have_class(re.compile(r"\bmod-active\b"), timeout=WAIT_MS)
     panes[1].locator("button.bv-step-forward").click()
-    _check_step(panes[1], fig1_traces["agenda"], 14)
-    _check_step(panes[0], fig1_traces["depth"], 13)
+    _check_step(panes[1], fig1_traces["agenda"], 14, collapsed=True)
+    _check_step(panes[0], fig1_traces["depth"], 13, collapsed=True)
     expect(summary.nth(0)).to_contain_text("13")
     _shot(page, "stepper-05-compare-unlinked", cmp)
     assert_no_widget_errors(page)
@@ -179,16 +189,24 @@ def test_saved_stepper_page_steps_and_plays_offline(static_page, tmp_path, fig1_
     _check_step(root, t, 19)
     assert _shown_batch(root) == ["n14", "n35", "n60"]  # the three output layers, together
     screenshot(page, "static-02-agenda-step19")
-    # "actual size" only swaps a CSS class: the picture keeps its content and is drawn at its
-    # natural size (1 pt = 4/3 px), which it may scroll in; fitted, it is never larger
-    graph = root.locator(".bv-graph")
-    fitted = graph.locator("svg").bounding_box()["width"]
-    natural = float(graph.locator("svg").get_attribute("width").removesuffix("pt")) * 4 / 3
-    root.locator("input.bv-zoom").check()
-    expect(graph).to_have_class(re.compile(r"\bbv-actual-size\b"))
-    assert fitted <= graph.locator("svg").bounding_box()["width"] == pytest.approx(natural, abs=1)
-    root.locator("input.bv-zoom").uncheck()
-    expect(graph).not_to_have_class(re.compile(r"\bbv-actual-size\b"))
+    # the picture is a window around the batch: as wide as the whole picture, less tall;
+    # "whole graph" shows all of it (scrolling in its box), and the window comes back after
+    picture = root.locator(".bv-graph svg.bv-svg")
+    window_box = picture.get_attribute("viewBox")
+    assert root.locator(".bv-graph svg.bv-strip").count() >= 1
+    root.locator("input.bv-whole").check()
+    expect(root.locator(".bv-graph")).to_have_class(re.compile(r"\bbv-whole-graph\b"))
+    assert root.locator(".bv-graph svg.bv-strip").count() == 0
+    whole_box = picture.get_attribute("viewBox")
+    assert float(whole_box.split()[2]) == float(window_box.split()[2])    # as wide
+    assert float(whole_box.split()[3]) > float(window_box.split()[3])     # taller
+    assert _shown_batch(root) == ["n14", "n35", "n60"]
+    root.locator("button.bv-step-back").click()                           # stays whole
+    _check_step(root, t, 18)
+    assert root.locator(".bv-graph svg.bv-strip").count() == 0
+    root.locator("input.bv-whole").uncheck()
+    expect(root.locator(".bv-graph")).not_to_have_class(re.compile(r"\bbv-whole-graph\b"))
+    assert root.locator(".bv-graph svg.bv-strip").count() >= 1
 
     # play at the fastest speed until the end; the page stops by itself
     root.locator("select.bv-speed").select_option(label="8 steps/s")
@@ -215,8 +233,8 @@ def test_saved_compare_page_links_and_unlinks(static_page, tmp_path, fig1_traces
     expect(link).to_be_checked()
 
     depth.locator("input.bv-slider").fill("12")
-    _check_step(depth, fig1_traces["depth"], 12)
-    _check_step(agenda, fig1_traces["agenda"], 12)  # linked: followed
+    _check_step(depth, fig1_traces["depth"], 12, collapsed=True)
+    _check_step(agenda, fig1_traces["agenda"], 12, collapsed=True)  # linked: followed
     rows = page.locator("table.bv-summary tbody tr")
     expect(rows.nth(0)).to_contain_text("1 \u00d7 matmul\u00b7U")
     expect(rows.nth(1)).to_contain_text("2 \u00d7 matmul\u00b7W")
@@ -224,14 +242,14 @@ def test_saved_compare_page_links_and_unlinks(static_page, tmp_path, fig1_traces
 
     link.uncheck()
     agenda.locator("button.bv-step-forward").click()
-    _check_step(agenda, fig1_traces["agenda"], 13)
-    _check_step(depth, fig1_traces["depth"], 12)  # unlinked: stays
+    _check_step(agenda, fig1_traces["agenda"], 13, collapsed=True)
+    _check_step(depth, fig1_traces["depth"], 12, collapsed=True)  # unlinked: stays
     # linking again brings the second pane to the first pane's step
     link.check()
-    _check_step(agenda, fig1_traces["agenda"], 12)
+    _check_step(agenda, fig1_traces["agenda"], 12, collapsed=True)
     # past the agenda's last step the shorter pane stops at its end
     depth.locator("input.bv-slider").fill("27")
-    _check_step(depth, fig1_traces["depth"], 27)
+    _check_step(depth, fig1_traces["depth"], 27, collapsed=True)
     expect(agenda.locator(".bv-step-label")).to_have_text(f"{len(fig1_traces['agenda'])}/{len(fig1_traces['agenda'])}")
     screenshot(page, "static-05-compare-depth27")
     assert page.bv_errors == []

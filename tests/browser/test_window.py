@@ -20,6 +20,7 @@ from batchviz.widgets.svgtext import MIN_TEXT_PX
 
 nbformat = pytest.importorskip("nbformat", reason="the browser tests write a notebook with nbformat")
 
+from .follow import problems, step_through
 from .jupyterlab import assert_no_widget_errors, open_notebook, run_all_cells, screenshot  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -143,7 +144,8 @@ def test_every_widget_fits_a_laptop_with_the_sidebar_open(laptop, jupyterlab_ser
     n = len(t)
     expect(depth.locator(".bv-header-view")).to_contain_text(f"step 12/{n}")
     expect(depth.locator(".bv-counts")).to_contain_text(f"batches run: 12 of {n}")
-    assert f"step 12/{n}:" in depth.locator(".bv-graph svg").text_content()  # the caption
+    # the picture's keys are page text above the window of the picture
+    expect(depth.locator(".bv-legend-view")).to_contain_text("in this step's batch")
     assert int(depth.locator(".bv-slider .widget-readout").inner_text()) == 12
     summary = figure1_compare.locator("table.bv-summary tbody tr")
     expect(summary.nth(0)).to_contain_text(f"12/{n}")
@@ -184,5 +186,9 @@ def test_the_saved_page_fits_too(chromium_browser, tmp_path, fig1_traces):
         assert m["scrolls"] == [] and m["outside"] == [], m
         assert m["smallest"] >= MIN_TEXT_PX - 0.01, m
         screenshot(page, "window-07-saved-compare")
+        # every step, back and forth: each pane's picture shows its own batch
+        measured = step_through(root, target=12)
+        assert len(measured["results"]) >= 2 * n and problems(measured, "saved compare", MIN_TEXT_PX, 560) == []
+        screenshot(page, "window-08-saved-compare-followed")
     finally:
         context.close()

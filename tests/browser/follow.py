@@ -7,9 +7,9 @@ after each click it waits until every pane's header names the step it must show 
 measures, per pane:
 
 * ``hidden``: the boxes of the step's batch (``g.node.bv-batch``, by ``data-key``) of which
-  no drawing is visible: a box counts as seen when its bounding rectangle, cut to the
-  ``<svg>`` elements around it (a strip of the picture is a nested ``<svg>``) and to the
-  picture's box (``.bv-graph``), is not empty;
+  no drawing is visible: a box counts as seen when its bounding rectangle, cut to what the
+  ``<svg>`` elements around it show (a strip of the picture is a nested ``<svg>``) and to
+  the picture's box (``.bv-graph``), is not empty;
 * ``smallest``: the smallest text of its pictures on screen (computed font size times the
   SVG's screen scale);
 * ``box``: the height of the picture's box (CSS px).
@@ -29,13 +29,23 @@ STEP_THROUGH = r"""async (root, opts) => {
   const cut = (a, b) => ({left: Math.max(a.left, b.left), top: Math.max(a.top, b.top),
                           right: Math.min(a.right, b.right), bottom: Math.min(a.bottom, b.bottom)});
   const seen = r => r.right > r.left && r.bottom > r.top;
+  // what an <svg> shows on screen: the outermost one its CSS box; a nested one (a strip) its
+  // x, y, width, height in its parent's units (its getBoundingClientRect is its content's)
+  const viewport = s => {
+    const outer = s.parentElement ? s.parentElement.closest('svg') : null;
+    if (!outer) return s.getBoundingClientRect();
+    const m = outer.getScreenCTM();
+    const x = s.x.baseVal.value, y = s.y.baseVal.value;
+    const w = s.width.baseVal.value, h = s.height.baseVal.value;
+    return {left: m.e + m.a * x, top: m.f + m.d * y, right: m.e + m.a * (x + w), bottom: m.f + m.d * (y + h)};
+  };
   const measure = p => {
     const box = p.querySelector('.bv-graph').getBoundingClientRect();
     const shown = new Map();
     for (const g of p.querySelectorAll('.bv-graph g.node.bv-batch')) {
       let r = g.getBoundingClientRect();
       for (let s = g.closest('svg'); s; s = s.parentElement ? s.parentElement.closest('svg') : null) {
-        r = cut(r, s.getBoundingClientRect());
+        r = cut(r, viewport(s));
       }
       const key = g.getAttribute('data-key');
       shown.set(key, shown.get(key) || seen(cut(r, box)));

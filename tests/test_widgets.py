@@ -504,3 +504,24 @@ def test_a_batch_of_sums_of_different_lengths_is_detailed():
     for k in range(s.n_steps + 1):  # every step draws
         s.step = k
     g.finish()
+
+
+@needs_dot
+def test_a_dynet_programs_widgets_name_what_the_program_wrote():
+    """Pictures, keys, headers, tables and the saved page of a DyNet program name its
+    parameters and ops as the program wrote them, never DyNet's internal ``/_0``."""
+    from test_dynet_names import _program
+
+    _, _, loss = _program()
+    s = bv.Stepper(loss.x, "agenda", prefetch=False)
+    c = bv.compare(loss.x, "depth", "agenda")
+    shown = [c.summary_view.value, s.to_html(), c.to_html()]
+    for st in [s, *c.panes]:
+        shown.append(st.legend_view.value)
+        for k in range(st.n_steps + 1):
+            f = st.frame(k)
+            shown += [f.svg, f.header, f.counts, f.agenda, f.details]
+    text = "\n".join(shown)
+    assert not re.search(r"/_\d|/W\b", text)
+    for name in ("logistic(b + W * x)", "V * x", "lookup(E)"):
+        assert name in s.legend_view.value and name in s.svg(0)

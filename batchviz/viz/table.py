@@ -13,6 +13,7 @@ from itertools import chain
 import numpy as np
 
 from ..signature import shape_text
+from ..signature_names import SEPARATOR
 
 
 @dataclass
@@ -50,7 +51,10 @@ def table_from_trace(trace) -> DrawTable:
         n = nodes[i]
         if n.parameter is not None:
             return n.parameter, shape_text(n.shape)
-        return n.op, f"#{n.id} \u00b7 {shape_text(n.shape)}"
+        # the op as the signature's short name says it: ``matmul`` of ``matmul·W``, and in a
+        # DyNet program as the program wrote it (``V * x``, not batchviz's ``matmul``)
+        op = trace.display_name(n.signature).split(SEPARATOR)[0]
+        return op, f"#{n.id} \u00b7 {shape_text(n.shape)}"
 
     def tooltip(i):
         n = nodes[i]

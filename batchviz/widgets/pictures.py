@@ -14,8 +14,7 @@ allows (11 px, :func:`~batchviz.widgets.svgtext.picture_size`), it must fit the 
 notebook at 1280 x 800 with JupyterLab's sidebar open. Graphs of many instances side by side
 are wider than that even drawn one box per signature and depth, so :func:`fitted_options`
 collapses a picture step by step (fewer, wider depth bands, down to one box per signature)
-until Graphviz's layout is at most ``max_width`` points wide. Long pictures scroll inside
-their box.
+until Graphviz's layout is at most ``max_width`` points wide.
 
 Every step shows a window of its picture, around the boxes of the batch it runs
 (``viewport.py``); the windows are worked out once per trace, from the layout and the
@@ -108,7 +107,7 @@ class StepPictures:
         self._dot_missing = False
         self._pending: dict = {}    # step -> Future of the background drawing that makes it
         self._pool = None
-        self._windows = None        # (ViewBox, window height, top per step), from the first picture
+        self._windows = None        # (ViewBox, window height, strips per step), from the first picture
         self._windows_lock = threading.Lock()
 
     @property

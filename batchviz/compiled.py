@@ -30,6 +30,18 @@ import sys
 #: scheduling, planning, executing (``setup.py`` reads this list)
 MODULES = (
     "batchviz.graph",
+    "batchviz.expression",
+    "batchviz.ops._build",
+    "batchviz.ops.linalg",
+    "batchviz.ops.structure",
+    "batchviz.ops.leaves",
+    "batchviz.ops.losses",
+    "batchviz.dynet.expression",
+    "batchviz.dynet.arith",
+    "batchviz.dynet.shaping",
+    "batchviz.dynet.parameters",
+    "batchviz.dynet.rnn",
+    "batchviz.dynet.losses",
     "batchviz.schedule.view",
     "batchviz.schedule.arrays",
     "batchviz.schedule.base",

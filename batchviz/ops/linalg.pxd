@@ -1,0 +1,8 @@
+# C types for batchviz/ops/linalg.py when it is compiled (batchviz/compiled.py): the
+# constructors' graph and node ids. The steps are those of the .py.
+import cython
+from batchviz.graph cimport ExpressionBase, LazyGraph
+
+
+@cython.locals(g=LazyGraph, n=Py_ssize_t)
+cpdef matmul(a, x)

@@ -66,9 +66,7 @@ order satisfying a set of "these must be adjacent" constraints. Here the batchin
 the lookahead's, and the order constraints come one reader at a time, from the last
 reader backwards, which needs no search: a sort per batch.
 
-Cost: the backward walk is one sort per batch plus one visit per argument edge; on large
-views with large batches it runs a batch at a time with NumPy
-(:mod:`batchviz.schedule.layout_arrays`, the same result).
+Cost: the backward walk is one sort per batch plus one visit per argument edge.
 """
 from __future__ import annotations
 
@@ -76,9 +74,7 @@ import heapq
 
 from ..signature import size_of
 from .agenda import AgendaBatching, AgendaStrategy, run_agenda
-from .base import FlatSchedule
 from .decisions import Rule
-from .layout_arrays import lay_out_flat
 from .lookahead import LookaheadBatching, SafeFirst, SignatureLevels
 
 
@@ -350,46 +346,29 @@ class LayoutBatching(AgendaStrategy):
         self.batching = LookaheadBatching()
         self.agenda = AgendaBatching()
 
+    #: on a view of fewer nodes than this, the agenda's batches are taken when they are one
+    #: batch per signature (see :meth:`batches`)
+    AGENDA_FIRST_BELOW = 2000
+
     def schedule(self, view):
         if view.decisions is not None:  # a trace: run the plan on the agenda, recording it
             return run_agenda(view, self.rule(view), view.decisions)
-        return self.plan(view)
+        return lay_out(view, self.batches(view))
 
-    def schedule_flat(self, view) -> FlatSchedule:
-        if view.is_small():
-            return FlatSchedule.of(self.plan(view))
-        return lay_out_flat(view, self.batches(view))
-
-    def plan(self, view) -> list:
-        """The schedule: :meth:`batches`, laid out by the backward walk - node by node for
-        a few nodes, a batch at a time with NumPy for more (the same result)."""
-        if not view.is_small():
-            return self.schedule_flat(view).batches()
-        return lay_out(view, self.small_batches(view))
-
-    def small_batches(self, view) -> list:
-        """:meth:`batches` of a small view, node by node."""
-        batches = run_agenda(view, self.agenda.rule(view))  # (never recorded)
-        if not one_batch_per_signature([view.signature[b[0]] for b in batches]):
-            batches = run_agenda(view, self.batching.rule(view))
-        return batches
-
-    def batches(self, view) -> FlatSchedule:
+    def batches(self, view) -> list:
         """Which nodes run together: the lookahead's batches; or, on a view of fewer than
-        ``AgendaBatching.BATCHED_MIN_NODES`` nodes, the agenda's when they are one batch per
+        :data:`AGENDA_FIRST_BELOW` nodes, the agenda's when they are one batch per
         signature - no schedule has fewer, and the agenda costs less than the lookahead's
         look down the graph (a parser runs forward at every step on a few hundred nodes)."""
-        if view.end - view.start < AgendaBatching.BATCHED_MIN_NODES:
-            agenda = self.agenda.schedule_flat(view)
-            first = agenda.order[agenda.starts()] - view.start
-            if one_batch_per_signature(view.arrays().sig[first].tolist()):
-                return agenda
-        return self.batching.schedule_flat(view)
+        if view.end - view.start < self.AGENDA_FIRST_BELOW:
+            batches = run_agenda(view, self.agenda.rule(view))  # (never recorded)
+            if one_batch_per_signature([view.signature[b[0]] for b in batches]):
+                return batches
+        return run_agenda(view, self.batching.rule(view))
 
     def rule(self, view) -> Rule:
-        """The plan, run on the agenda for a trace: the node-by-node walk (the same plan as
-        :meth:`plan`), which also says which batches follow their arguments."""
-        batches = self.small_batches(view) if view.is_small() else self.batches(view).batches()
-        walk = walk_backward(view, batches)
+        """The plan, run on the agenda for a trace: the same batches and walk as
+        :meth:`schedule`, which also says which batches follow their arguments."""
+        walk = walk_backward(view, self.batches(view))
         safety = SafeFirst(SignatureLevels(view), view, AgendaBatching().priority(view))
         return PlannedLayout(walk.placed, view, safety, walk.follows)

@@ -1,0 +1,7 @@
+# C types for batchviz/schedule/simple.py when it is compiled (batchviz/compiled.py); the
+# steps are those of the .py.
+import cython
+
+
+@cython.locals(groups=dict, group=list, i=Py_ssize_t, key=Py_ssize_t)
+cpdef list depth_batches(list nodes, list depth, list signature, Py_ssize_t n_signatures)

@@ -9,11 +9,11 @@ cdef class Agenda:
     cdef public Py_ssize_t start, waiting
     cdef public long long[::1] unresolved, user_start, users
 
-    @cython.locals(unresolved='long long[::1]', start=Py_ssize_t, i=Py_ssize_t)
+    @cython.locals(unresolved='long long[::1]', start=Py_ssize_t)
     cpdef _join_ready(self, list nodes)
 
     @cython.locals(s=Py_ssize_t, nodes=list)
-    cdef _join(self, Py_ssize_t node)
+    cdef _join(self, node)
 
     @cython.locals(batch=list, ready=list, unresolved='long long[::1]',
                    user_start='long long[::1]', users='long long[::1]', start=Py_ssize_t,

@@ -90,8 +90,9 @@ class Agenda:
                 u = users[e]
                 unresolved[u - start] -= 1
                 if unresolved[u - start] == 0:
-                    self._join(u)
                     ready.append(u)
+        for node in ready:
+            self._join(node)
         self.waiting -= len(ready)
         return batch, ready
 

@@ -71,6 +71,7 @@ Cost: the backward walk is one sort per batch plus one visit per argument edge.
 from __future__ import annotations
 
 import heapq
+from array import array
 
 from ..signature import size_of
 from .agenda import AgendaBatching, AgendaStrategy, run_agenda
@@ -81,9 +82,7 @@ from .lookahead import LookaheadBatching, SafeFirst, SignatureLevels
 def lay_out(view, batches: list) -> list:
     """``batches`` (a valid schedule of ``view``) laid out for their readers: the same
     batches, reordered, each with its nodes sorted by their first read, or by where their
-    arguments lie for the batches that follow their arguments (see the module docstring).
-    Node by node in plain Python: the reference for its vectorized twin,
-    ``layout_arrays.lay_out_flat``."""
+    arguments lie for the batches that follow their arguments (see the module docstring)."""
     return walk_backward(view, batches).placed
 
 
@@ -96,6 +95,27 @@ def walk_backward(view, batches: list) -> "_Walk":
         walk.place(slot)
     walk.follow_arguments()
     return walk
+
+
+def batch_index(batches: list, start: int, n: int) -> array:
+    """Per local id (node id - ``start``) of ``n`` nodes: the index of its batch in
+    ``batches``, or -1 (a parameter, not scheduled)."""
+    batch_of = array("q", [-1]) * n
+    number_batches(batches, start, batch_of)
+    return batch_of
+
+
+def number_batches(batches: list, start: int, batch_of: array) -> None:
+    """Write into ``batch_of`` (by local id) the index of each node's batch."""
+    for k in range(len(batches)):
+        for node in batches[k]:
+            batch_of[node - start] = k
+
+
+def count_up(values: array, first: int) -> None:
+    """Set ``values`` to ``first, first + 1, ...``."""
+    for k in range(len(values)):
+        values[k] = first + k
 
 
 def followers(view, batches: list) -> dict:
@@ -111,101 +131,156 @@ def followers(view, batches: list) -> dict:
     copy instead. That is the cheaper side when what it gathers at its heaviest such
     position weighs more (in elements) than everything later batches read of it. (Batches
     that read all their arguments node after node, ``Op.one_gather``, never follow.)"""
-    start, shapes, args = view.start, view.graph.shapes, view.args
-    batch_of = [-1] * (view.end - start)  # per local id; -1: a parameter
-    for k, batch in enumerate(batches):
-        for node in batch:
-            batch_of[node - start] = k
+    start = view.start
+    batch_of = batch_index(batches, start, view.end - start)
     together = node_major_signatures(view)
-    read_weight = [0] * len(batches)   # per batch: elements later batches read of it
-    gathers: dict = {}                 # (batch, position) -> [its producers, elements]
-    for k, batch in enumerate(batches):
-        node_major = view.signature[batch[0]] in together
-        for node in batch:
-            for position, a in enumerate(args[node]):
-                producer = batch_of[a - start] if a >= start else -1
-                if producer < 0:  # a parameter, or an earlier run's
-                    continue
-                size = size_of(shapes[a])
-                read_weight[producer] += size
-                if not node_major:
-                    entry = gathers.get((k, position))
-                    if entry is None:
-                        entry = gathers[(k, position)] = [set(), 0]
-                    entry[0].add(producer)
-                    entry[1] += size
+    node_major = [view.signature[batch[0]] in together for batch in batches]
+    return gatherers(view, batches, batch_of, node_major)
+
+
+def gatherers(view, batches: list, batch_of: array, node_major: list) -> dict:
+    """:func:`followers`, given each node's batch (``batch_of``, by local id) and whether
+    each batch reads node after node (``node_major``). The elements are counted only for
+    the positions that gather from several batches, and for their batches."""
+    start, args, shapes = view.start, view.args, view.graph.shapes
+    _, user_start, _ = view.dependencies()
+    sizes: dict = {}  # shape -> its number of elements
     follows: dict = {}
-    for (k, position), (producers, weight) in sorted(gathers.items()):
-        if len(producers) > 1 and weight > read_weight[k]:
-            best = follows.get(k)
-            if best is None or weight > gathers[(k, best)][1]:
-                follows[k] = position
+    for k in range(len(batches)):
+        if node_major[k]:
+            continue
+        batch = batches[k]
+        heaviest = 0  # the weight at the position chosen so far
+        read_weight = -1  # elements later batches read of batch k (counted when needed)
+        for position in range(len(args[batch[0]])):  # (a signature's nodes: one arity)
+            if not from_several(batch, position, args, batch_of, start):
+                continue
+            weight = 0
+            for node in batch:
+                a = args[node][position]
+                if a >= start and batch_of[a - start] >= 0:  # (not a parameter, not done)
+                    weight += elements(shapes[a], sizes)
+            if read_weight < 0:
+                read_weight = 0
+                for node in batch:  # its size times its number of reads
+                    read_weight += elements(shapes[node], sizes) * (
+                        user_start[node - start + 1] - user_start[node - start])
+            if weight > read_weight and weight > heaviest:
+                follows[k], heaviest = position, weight
     return follows
 
 
+def elements(shape: tuple, sizes: dict) -> int:
+    """The number of elements of ``shape``, remembered in ``sizes``."""
+    size = sizes.get(shape)
+    if size is None:
+        size = sizes[shape] = size_of(shape)
+    return size
+
+
+def from_several(batch: list, position: int, args: list, batch_of: array, start: int) -> bool:
+    """Whether the arguments of ``batch`` at ``position`` that are computed in the schedule
+    come from more than one batch."""
+    first = -1  # the batch of the first of them
+    for node in batch:
+        a = args[node][position]
+        if a >= start and batch_of[a - start] >= 0:
+            if first < 0:
+                first = batch_of[a - start]
+            elif batch_of[a - start] != first:
+                return True
+    return False
+
+
 class _Walk:
-    """The backward walk's state. Per-node lists are indexed by local id,
-    ``node - view.start``."""
+    """The backward walk's state. Per-node arrays are indexed by local id,
+    ``node - view.start``.
+
+    A read (of an argument, by a node of a placed batch) is one int, which orders reads as
+    the tuple (slot of the reader, position, place of the reader in its batch) does - (slot,
+    place, position) for a batch that reads node after node: ``slot * P * M + position * M
+    + place``, where ``M`` is more than any place or local id, ``P`` more than any
+    position."""
 
     def __init__(self, view, batches: list):
-        self.view, self.batches, self.start = view, batches, view.start
-        self.batch_of = [-1] * (view.end - view.start)  # -1: a parameter, not scheduled
-        for k, batch in enumerate(batches):
-            for node in batch:
-                self.batch_of[node - self.start] = k
+        self.batches, self.args, self.start = batches, view.args, view.start
+        n = view.end - view.start
+        self.batch_of = batch_index(batches, self.start, n)
+        together = node_major_signatures(view)
+        self.node_major = [view.signature[batch[0]] in together for batch in batches]
         # a batch can be placed once every read of its nodes is placed, and the next batch
         # of its signature (batches of one signature keep their order)
-        self.unplaced = [0] * len(batches)
-        for batch in batches:
-            for node in batch:
-                for _, producer in self.reads(node):
-                    self.unplaced[producer] += 1
+        self.unplaced = array("q", bytes(8 * len(batches)))
+        self.M, self.P = max(n, 1), 1 + self.count_reads()
+        if (len(batches) + 1) * self.P * self.M >= 1 << 62:
+            raise OverflowError("too many batches, positions and nodes for the reads' codes")
         self.previous = previous_of_signature([view.signature[b[0]] for b in batches])
         for k in self.previous:
             if k >= 0:
                 self.unplaced[k] += 1
-        # per node, its first read placed so far: (slot of the reader, place in the
-        # reader); nodes never read come after every read, in creation order
-        self.first_read = [(len(batches), 0, k) for k in range(len(self.batch_of))]
-        self.available: list = []  # per batch its first read, negated: the last on top
+        # per node, its first read placed so far; nodes never read come after every read,
+        # in creation order
+        self.first_read = array("q", bytes(8 * n))
+        count_up(self.first_read, len(batches) * self.P * self.M)
+        self.available: list = []  # per batch (its first read negated, k): the last on top
         for k in range(len(batches)):
             if self.unplaced[k] == 0:
                 self.make_available(k)
-        self.together = node_major_signatures(view)
         self.placed: list = [None] * len(batches)
-        self.may_follow = followers(view, batches)  # batch -> position
+        # batch -> the position it may follow
+        self.may_follow = gatherers(view, batches, self.batch_of, self.node_major)
         self.follows: dict = {}  # slot -> the position its batch follows (follow_arguments)
         self.slot_of = [-1] * len(batches)
 
-    def reads(self, node):
-        """``(position, batch)`` of each argument of ``node`` computed in this schedule."""
-        start, batch_of = self.start, self.batch_of
-        for position, a in enumerate(self.view.args[node]):
-            if a >= start and batch_of[a - start] >= 0:  # not a parameter or an earlier run's
-                yield position, batch_of[a - start]
+    def count_reads(self) -> int:
+        """``unplaced[k]``: the reads of batch ``k``'s nodes by the schedule's batches.
+        Returns the most arguments of a node (a batch that reads node after node may hold
+        nodes of several numbers of arguments)."""
+        args, batch_of, unplaced, start = self.args, self.batch_of, self.unplaced, self.start
+        most = 0
+        for batch in self.batches:
+            for node in batch:
+                most = max(most, len(args[node]))
+                for a in args[node]:
+                    if a >= start and batch_of[a - start] >= 0:  # (not a parameter, not done)
+                        unplaced[batch_of[a - start]] += 1
+        return most
 
     def make_available(self, k: int) -> None:
-        slot, a, b = min(self.first_read[node - self.start] for node in self.batches[k])
-        heapq.heappush(self.available, (-slot, -a, -b, k))
+        first_read, start = self.first_read, self.start
+        first = -1
+        for node in self.batches[k]:
+            if first < 0 or first_read[node - start] < first:
+                first = first_read[node - start]
+        heapq.heappush(self.available, (-first, k))
 
     def place(self, slot: int) -> None:
         """Place the available batch read last at ``slot``: its nodes in the order of their
         first read; then record its reads of its arguments."""
-        k = heapq.heappop(self.available)[-1]
-        start, first_read, args = self.start, self.first_read, self.view.args
-        nodes = sorted(self.batches[k], key=lambda node: first_read[node - start])
+        k = heapq.heappop(self.available)[1]
+        args, batch_of, first_read, start = self.args, self.batch_of, self.first_read, self.start
+        nodes = sorted(self.batches[k], key=self.first_read_of)
         self.placed[slot] = nodes
         self.slot_of[k] = slot
-        node_major = self.view.signature[nodes[0]] in self.together
-        for index, node in enumerate(nodes):
-            for position, producer in self.reads(node):
-                a = args[node][position] - start
-                read = (slot, index, position) if node_major else (slot, position, index)
-                if read < first_read[a]:
-                    first_read[a] = read
-                self.release(producer)
+        reads_at = slot * self.P * self.M
+        node_major = self.node_major[k]
+        for index in range(len(nodes)):
+            node_args = args[nodes[index]]
+            for position in range(len(node_args)):
+                a = node_args[position]
+                if a >= start and batch_of[a - start] >= 0:  # (not a parameter, not done)
+                    if node_major:
+                        read = reads_at + index * self.P + position
+                    else:
+                        read = reads_at + position * self.M + index
+                    if read < first_read[a - start]:
+                        first_read[a - start] = read
+                    self.release(batch_of[a - start])
         if self.previous[k] >= 0:
             self.release(self.previous[k])
+
+    def first_read_of(self, node: int) -> int:
+        return self.first_read[node - self.start]
 
     def follow_arguments(self) -> None:
         """After the walk, from the first slot to the last: a batch that may follow its
@@ -213,17 +288,26 @@ class _Walk:
         every place of one range of the laid-out schedule, once each (so they can lie back
         to back: a view). Its nodes are then sorted by where those arguments lie."""
         candidates = {self.slot_of[k]: position for k, position in self.may_follow.items()}
-        rank: dict = {}   # node -> its place in the laid-out schedule
-        args = self.view.args
-        for slot, nodes in enumerate(self.placed):
+        rank = array("q", [-1]) * len(self.batch_of)  # per node: its place in the schedule
+        args, start, ranked = self.args, self.start, 0
+        for slot in range(len(self.placed)):
+            nodes = self.placed[slot]
             position = candidates.get(slot)
             if position is not None:
-                places = [rank.get(args[node][position], -1) for node in nodes]
-                if whole_consecutive(places):
+                places = []  # where its argument at ``position`` lies, per node
+                for node in nodes:
+                    a = args[node][position]
+                    places.append(rank[a - start] if a >= start else -1)
+                if whole_consecutive(places):  # each node goes where its argument lies
                     self.follows[slot] = position
-                    nodes = [node for _, node in sorted(zip(places, nodes))]  # (places differ)
+                    lowest, following = min(places), nodes
+                    nodes = [0] * len(following)
+                    for index in range(len(following)):
+                        nodes[places[index] - lowest] = following[index]
                     self.placed[slot] = nodes
-            rank.update(zip(nodes, range(len(rank), len(rank) + len(nodes))))
+            for node in nodes:
+                rank[node - start] = ranked
+                ranked += 1
 
     def release(self, k: int) -> None:
         """One more read of batch ``k`` (or its successor) is placed."""

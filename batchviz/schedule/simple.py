@@ -82,14 +82,28 @@ class DepthBatching(Strategy):
 
 def depth_batches(nodes: list, depth: list, signature: list, n_signatures: int) -> list:
     """``nodes`` grouped by (depth, signature), each group in the order of ``nodes``, the
-    groups in order of (depth, signature). The pair is one int, ``depth * n_signatures +
-    signature`` (signatures are below ``n_signatures``), which sorts as the pair does."""
-    groups: dict[int, list] = {}
+    groups in order of (depth, signature): a bucket per depth, then, depth by depth, a
+    bucket per signature (``group[s]``, emptied after each depth), whose signatures are
+    sorted. No sort of the nodes themselves."""
+    levels: list = []  # per depth: its nodes
     for i in nodes:
-        key = depth[i] * n_signatures + signature[i]
-        group = groups.get(key)
-        if group is None:
-            groups[key] = [i]
-        else:
-            group.append(i)
-    return [groups[key] for key in sorted(groups)]
+        d = depth[i]
+        while len(levels) <= d:
+            levels.append([])
+        levels[d].append(i)
+    batches = []
+    group: list = [None] * n_signatures
+    for level in levels:
+        present = []  # the signatures at this depth
+        for i in level:
+            s = signature[i]
+            if group[s] is None:
+                group[s] = [i]
+                present.append(s)
+            else:
+                group[s].append(i)
+        present.sort()
+        for s in present:
+            batches.append(group[s])
+            group[s] = None
+    return batches

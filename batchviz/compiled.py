@@ -36,7 +36,7 @@ MODULES = (
     "batchviz.schedule.agenda",
     "batchviz.schedule.lookahead",
     "batchviz.schedule.simple",
-    "batchviz.schedule.layout",
+    "batchviz.schedule.walk",
     "batchviz.plan.layout",
     "batchviz.plan.reads",
     "batchviz.plan.planner",

@@ -3,7 +3,7 @@
 
 Speed machinery only: every array here is a form of what :class:`~batchviz.schedule.view.
 PendingView` holds as lists, built once per view, with the conversions that turned out to
-be fast (one ``array.array`` for many ints, a radix sort for 16-bit keys).
+be fast (one ``array.array`` for many ints).
 """
 from __future__ import annotations
 
@@ -123,29 +123,6 @@ def _mixed_arity(graph, start: int, args: list, recorded: np.ndarray) -> Schedul
         f"node {node} ({graph.ops[node].name}) has {int(counts[k])} argument(s), but its "
         f"signature {graph.signature_name(sig)!r} was made for nodes of {int(recorded[k])}: an "
         f"op's signature() must tell apart nodes with different numbers of arguments")
-
-
-def users_by_argument(edge_user: np.ndarray, edge_arg: np.ndarray, n: int) -> tuple:
-    """``(user_start, users)`` of edges ``(user, argument)`` between ``n`` local ids, given
-    by user: the users of ``k`` are ``users[user_start[k]:user_start[k + 1]]``, in the
-    edges' order (one stable sort by argument)."""
-    order = stable_argsort(edge_arg, n)
-    user_start = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(edge_arg, minlength=n), out=user_start[1:])
-    return user_start, edge_user[order]
-
-
-def stable_argsort(keys: np.ndarray, bound: int) -> np.ndarray:
-    """``np.argsort(keys, kind="stable")`` for keys in ``range(bound)``.
-
-    NumPy sorts 16-bit integers stably with a radix sort, two passes over the data, and
-    wider ones with timsort; so keys that fit in 16 bits (the nodes of a graph of up to
-    65,536, a schedule's (depth, signature) pairs) are sorted as such: several times faster
-    on the benchmarks' minibatches, except where the keys come in long runs, which timsort
-    finds."""
-    if bound <= 1 << 16:
-        keys = keys.astype(np.uint16)
-    return np.argsort(keys, kind="stable")
 
 
 def flatten(sequences) -> list:

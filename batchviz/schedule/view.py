@@ -122,14 +122,6 @@ class PendingView:
         unresolved, user_start, users = self._dependencies
         return array("q", unresolved), user_start, users
 
-    #: pending sets up to this size are handled with Python loops by the strategies that
-    #: would otherwise call NumPy (its per-call cost is more than a loop over a few dozen
-    #: nodes; a parser runs thousands of such steps)
-    SMALL = 128
-
-    def is_small(self) -> bool:
-        return self.end - self.start <= self.SMALL
-
     def is_cheap(self, sig: int) -> bool:
         """The paper's tie-break class: element-wise ops are cheap, matmuls are heavy."""
         return self.graph.sigtab[sig].cheap

@@ -1,4 +1,4 @@
-# C types for batchviz/schedule/layout.py when it is compiled (batchviz/compiled.py); the
+# C types for batchviz/schedule/walk.py when it is compiled (batchviz/compiled.py); the
 # steps are those of the .py.
 import cython
 

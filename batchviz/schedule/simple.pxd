@@ -3,6 +3,6 @@
 import cython
 
 
-@cython.locals(levels=list, batches=list, group=list, present=list, level=list, d=Py_ssize_t,
-               s=Py_ssize_t)
+@cython.locals(levels=list, batches=list, group=list, present=list, level=list, k=Py_ssize_t,
+               d=Py_ssize_t, s=Py_ssize_t)
 cpdef list depth_batches(list nodes, list depth, list signature, Py_ssize_t n_signatures)

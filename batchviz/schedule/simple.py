@@ -86,22 +86,22 @@ def depth_batches(nodes: list, depth: list, signature: list, n_signatures: int) 
     bucket per signature (``group[s]``, emptied after each depth), whose signatures are
     sorted. No sort of the nodes themselves."""
     levels: list = []  # per depth: its nodes
-    for i in nodes:
-        d = depth[i]
+    for k in range(len(nodes)):
+        d = depth[nodes[k]]
         while len(levels) <= d:
             levels.append([])
-        levels[d].append(i)
+        levels[d].append(nodes[k])
     batches = []
     group: list = [None] * n_signatures
     for level in levels:
         present = []  # the signatures at this depth
-        for i in level:
-            s = signature[i]
+        for k in range(len(level)):
+            s = signature[level[k]]
             if group[s] is None:
-                group[s] = [i]
+                group[s] = [level[k]]
                 present.append(s)
             else:
-                group[s].append(i)
+                group[s].append(level[k])
         present.sort()
         for s in present:
             batches.append(group[s])

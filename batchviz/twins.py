@@ -1,15 +1,14 @@
-"""Compiled twins of the code that builds graphs, of the agenda's loop and of the
-schedule's list-to-array conversions, and the switch between the two versions.
+"""Compiled twins of the code that builds graphs, and the switch between the two versions.
 
 This is what is left of an older way to make batchviz fast: a hand-written second copy of
-a readable definition. The plan, the executor and the Adam rule have none any more: they
-are compiled from their own source (:mod:`batchviz.compiled`), and so will these be.
+a readable definition. The schedules, the plan, the executor and the Adam rule have none
+any more: they are compiled from their own source (:mod:`batchviz.compiled`), and so will
+these be.
 
 Building a graph runs Python for every node of every minibatch (the paper's App. B counts
 it as overhead). The functions and classes on that path that cost the most (the graph's
 ``push``, the op constructors, the DyNet layer's expressions) are marked
-``@compiled_twin``, as are the agenda's loop with the paper's choice and two conversions.
-The readable version is the one at the mark, in the module that uses it. The extension
+``@compiled_twin``. The readable version is the one at the mark, in the module that uses it. The extension
 named in :data:`EXTENSIONS` (Cython, ``batchviz/_compiled_twins.pyx``) holds compiled
 copies with the same steps, in C types.
 

@@ -34,8 +34,8 @@ LAYERS = [
     ("programs", ["examples", "grade", "cli", "cli_options", "__main__", "__init__", "dynet", "dynet.*"]),
 ]
 
-#: the core path, whose functions are read by students first (``schedule`` and ``plan``
-#: include their vectorized twins, ``ops.base`` the op protocol)
+#: the core path, whose functions are read by students first (``ops.base`` is the op
+#: protocol)
 CORE = ["graph", "expression", "signature", "ops.base", "schedule.*", "plan.*", "execute.*",
         "runtime"]
 MODULE_LINES = 400

@@ -5,11 +5,8 @@ any graph. Their decisions, when a trace records them, are the agenda at every s
 the key each strategy goes by (:class:`CreationOrder`, :class:`LowestDepth`)."""
 from __future__ import annotations
 
-import numpy as np
-
-from .base import FlatSchedule, Schedule, Strategy
+from .base import Schedule, Strategy
 from .decisions import Rule
-from .vectorized import depth_batches
 
 
 class CreationOrder(Rule):
@@ -59,10 +56,6 @@ class NoBatching(Strategy):
     def schedule(self, view) -> Schedule:
         return [[i] for i in view.nodes]
 
-    def schedule_flat(self, view) -> FlatSchedule:
-        nodes = view.arrays().nodes
-        return FlatSchedule(nodes, np.ones(len(nodes), dtype=np.int64))
-
     def describe(self, view) -> Rule:
         return CreationOrder()
 
@@ -80,17 +73,37 @@ class DepthBatching(Strategy):
 
     def schedule(self, view) -> Schedule:
         """Group the pending nodes by (depth, signature), in creation order, and run the
-        groups in that order. (Large graphs: one NumPy sort, :func:`depth_batches`.)"""
-        if not view.is_small():
-            return self.schedule_flat(view).batches()
-        sig, depth = view.signature, view.depth
-        groups: dict[tuple, list] = {}
-        for i in view.nodes:
-            groups.setdefault((depth[i], sig[i]), []).append(i)
-        return [groups[key] for key in sorted(groups)]
-
-    def schedule_flat(self, view) -> FlatSchedule:
-        return depth_batches(view)
+        groups in that order."""
+        return depth_batches(view.nodes, view.depth, view.signature, len(view.graph.sigtab))
 
     def describe(self, view) -> Rule:
         return LowestDepth(view.depth)
+
+
+def depth_batches(nodes: list, depth: list, signature: list, n_signatures: int) -> list:
+    """``nodes`` grouped by (depth, signature), each group in the order of ``nodes``, the
+    groups in order of (depth, signature): a bucket per depth, then, depth by depth, a
+    bucket per signature (``group[s]``, emptied after each depth), whose signatures are
+    sorted. No sort of the nodes themselves."""
+    levels: list = []  # per depth: its nodes
+    for k in range(len(nodes)):
+        d = depth[nodes[k]]
+        while len(levels) <= d:
+            levels.append([])
+        levels[d].append(nodes[k])
+    batches = []
+    group: list = [None] * n_signatures
+    for level in levels:
+        present = []  # the signatures at this depth
+        for k in range(len(level)):
+            s = signature[level[k]]
+            if group[s] is None:
+                group[s] = [level[k]]
+                present.append(s)
+            else:
+                group[s].append(level[k])
+        present.sort()
+        for s in present:
+            batches.append(group[s])
+            group[s] = None
+    return batches

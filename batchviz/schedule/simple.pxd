@@ -1,0 +1,8 @@
+# C types for batchviz/schedule/simple.py when it is compiled (batchviz/compiled.py); the
+# steps are those of the .py.
+import cython
+
+
+@cython.locals(levels=list, batches=list, group=list, present=list, level=list, k=Py_ssize_t,
+               d=Py_ssize_t, s=Py_ssize_t)
+cpdef list depth_batches(list nodes, list depth, list signature, Py_ssize_t n_signatures)

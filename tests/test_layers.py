@@ -16,7 +16,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "batchviz"
 
 LAYERS = [
-    ("foundations", ["compiled", "errors", "words", "backend", "sourcelines", "twins"]),
+    ("foundations", ["compiled", "errors", "words", "backend", "sourcelines"]),
     ("signatures and the op protocol", ["signature", "signature_names", "ops", "ops.base",
                                         "ops.gradients", "ops.parameter"]),
     ("the graph", ["graph"]),

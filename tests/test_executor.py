@@ -31,6 +31,9 @@ class FakeParam:
     def grad_array(self):
         return self.grad
 
+    def grad_to_write(self):
+        return self.grad, False
+
 
 def arenas():
     return [state.xp.asarray(RNG.normal(size=n)) for n in (40, 30)]

@@ -16,3 +16,12 @@ cpdef bint _takes_gradient(Layout layout, tuple origin) except -1
 
 @cython.locals(batch_of=list, node=Py_ssize_t, batches=set)
 cpdef tuple _origin(Layout layout, read, tuple nodes)
+
+
+cpdef list _read_positions(graph, Layout layout, info, list positions, sizes)
+
+
+cpdef list _kernel_shapes(graph, info, tuple args, list reads, sizes)
+
+
+cpdef list _argument_nodes(tuple args, together)

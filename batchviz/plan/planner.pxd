@@ -24,4 +24,5 @@ cpdef list _read_positions(graph, Layout layout, info, list positions, sizes)
 cpdef list _kernel_shapes(graph, info, tuple args, list reads, sizes)
 
 
+@cython.locals(j=Py_ssize_t)
 cpdef list _argument_nodes(tuple args, together)

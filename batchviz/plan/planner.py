@@ -165,10 +165,12 @@ def _read_together(layout: Layout, args: tuple, nodes: tuple, size: int) -> tupl
 
 def _argument_nodes(args: tuple, together: bool) -> list:
     """Per read, its argument nodes (in batch order): per argument position, or all of
-    them, node after node, for a batch that reads them together."""
+    them, node after node, for a batch that reads them together. (Position by position
+    rather than ``zip(*args)``, which makes an iterator for each of a batch's hundreds of
+    nodes before it yields the first position.)"""
     if together:
         return [tuple(chain.from_iterable(args))]
-    return [(a,) for a in args[0]] if len(args) == 1 else list(zip(*args))
+    return [tuple([a[j] for a in args]) for j in range(len(args[0]))]
 
 
 def _origin(layout: Layout, read, nodes: tuple) -> tuple:

@@ -5,4 +5,5 @@ import cython
 
 @cython.locals(levels=list, batches=list, group=list, present=list, level=list, k=Py_ssize_t,
                d=Py_ssize_t, s=Py_ssize_t)
-cpdef list depth_batches(list nodes, list depth, list signature, Py_ssize_t n_signatures)
+cpdef list depth_batches(list depth, list signature, const unsigned char[::1] pending,
+                         Py_ssize_t start, Py_ssize_t n_signatures)

@@ -74,34 +74,37 @@ class DepthBatching(Strategy):
     def schedule(self, view) -> Schedule:
         """Group the pending nodes by (depth, signature), in creation order, and run the
         groups in that order."""
-        return depth_batches(view.nodes, view.depth, view.signature, len(view.graph.sigtab))
+        return depth_batches(view.depth, view.signature, view.pending_mask(), view.start,
+                             len(view.graph.sigtab))
 
     def describe(self, view) -> Rule:
         return LowestDepth(view.depth)
 
 
-def depth_batches(nodes: list, depth: list, signature: list, n_signatures: int) -> list:
-    """``nodes`` grouped by (depth, signature), each group in the order of ``nodes``, the
-    groups in order of (depth, signature): a bucket per depth, then, depth by depth, a
-    bucket per signature (``group[s]``, emptied after each depth), whose signatures are
-    sorted. No sort of the nodes themselves."""
+def depth_batches(depth: list, signature: list, pending: bytearray, start: int,
+                  n_signatures: int) -> list:
+    """The pending nodes (``start + k`` with ``pending[k]``) grouped by (depth, signature),
+    each group in creation order, the groups in order of (depth, signature): a bucket per
+    depth, then, depth by depth, a bucket per signature (``group[s]``, emptied after each
+    depth), whose signatures are sorted. No sort of the nodes themselves."""
     levels: list = []  # per depth: its nodes
-    for k in range(len(nodes)):
-        d = depth[nodes[k]]
-        while len(levels) <= d:
-            levels.append([])
-        levels[d].append(nodes[k])
+    for k in range(len(pending)):
+        if pending[k]:
+            d = depth[start + k]
+            while len(levels) <= d:
+                levels.append([])
+            levels[d].append(start + k)
     batches = []
     group: list = [None] * n_signatures
     for level in levels:
         present = []  # the signatures at this depth
-        for k in range(len(level)):
-            s = signature[level[k]]
+        for node in level:
+            s = signature[node]
             if group[s] is None:
-                group[s] = [level[k]]
+                group[s] = [node]
                 present.append(s)
             else:
-                group[s].append(level[k])
+                group[s].append(node)
         present.sort()
         for s in present:
             batches.append(group[s])

@@ -9,8 +9,8 @@ cdef class Agenda:
     cdef public Py_ssize_t start, waiting
     cdef public long long[::1] unresolved, user_start, users
 
-    @cython.locals(unresolved='long long[::1]', start=Py_ssize_t)
-    cpdef _join_ready(self, list nodes)
+    @cython.locals(unresolved='long long[::1]', start=Py_ssize_t, k=Py_ssize_t)
+    cpdef _join_ready(self, const unsigned char[::1] pending)
 
     @cython.locals(s=Py_ssize_t, nodes=list)
     cdef _join(self, node)
@@ -25,6 +25,7 @@ cdef class Agenda:
 cpdef list run_agenda(view, rule, log=*)
 
 
-@cython.locals(n_signatures=Py_ssize_t, total='long long[::1]', count='long long[::1]',
-               order=list, sig=list, depth=list, i=Py_ssize_t, s=Py_ssize_t)
-cpdef dict average_depths(view)
+@cython.locals(total='long long[::1]', count='long long[::1]', order=list, k=Py_ssize_t,
+               s=Py_ssize_t)
+cpdef dict depth_averages(list signature, list depth, const unsigned char[::1] pending,
+                          Py_ssize_t start, Py_ssize_t n_signatures)

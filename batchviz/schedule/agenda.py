@@ -42,20 +42,21 @@ class Agenda:
         self.ready = {}
         self.group = [None] * len(view.graph.sigtab)
         self.waiting = 0
-        self._join_ready(view.nodes)
+        self._join_ready(view.pending_mask())
 
     def __bool__(self) -> bool:
         return len(self.ready) > 0
 
-    def _join_ready(self, nodes: list) -> None:
-        """Put those of ``nodes`` whose arguments are all computed on the agenda; count the
-        others as waiting."""
+    def _join_ready(self, pending: bytearray) -> None:
+        """Put the pending nodes (``pending[node - start]``) whose arguments are all computed
+        on the agenda, in creation order; count the others as waiting."""
         unresolved, start = self.unresolved, self.start
-        for i in nodes:
-            if unresolved[i - start] == 0:
-                self._join(i)
-            else:
-                self.waiting += 1
+        for k in range(len(pending)):
+            if pending[k]:
+                if unresolved[k] == 0:
+                    self._join(start + k)
+                else:
+                    self.waiting += 1
 
     def _join(self, node: int) -> None:
         """Put ``node`` on the agenda, last of its signature's group."""
@@ -203,17 +204,23 @@ def average_depths(view) -> dict:
     """``{signature: average depth of its pending nodes}``, in the order of each signature's
     first pending node. (The sums are kept per signature id in int64 arrays; dividing them
     gives the same floats as Python's ``total / count``.)"""
-    n_signatures = len(view.graph.sigtab)
+    return depth_averages(view.signature, view.depth, view.pending_mask(), view.start,
+                          len(view.graph.sigtab))
+
+
+def depth_averages(signature: list, depth: list, pending: bytearray, start: int,
+                   n_signatures: int) -> dict:
+    """:func:`average_depths` of the nodes ``start + k`` with ``pending[k]``."""
     total = array("q", bytes(8 * n_signatures))
     count = array("q", bytes(8 * n_signatures))
     order = []
-    sig, depth = view.signature, view.depth
-    for i in view.nodes:
-        s = sig[i]
-        if count[s] == 0:
-            order.append(s)
-        total[s] += depth[i]
-        count[s] += 1
+    for k in range(len(pending)):
+        if pending[k]:
+            s = signature[start + k]
+            if count[s] == 0:
+                order.append(s)
+            total[s] += depth[start + k]
+            count[s] += 1
     return {s: total[s] / count[s] for s in order}
 
 

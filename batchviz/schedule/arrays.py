@@ -3,11 +3,10 @@
 
 Speed machinery only: every array here is a form of what :class:`~batchviz.schedule.view.
 PendingView` holds as lists, built once per view, with the conversions that turned out to
-be fast (one ``array.array`` for many ints).
+be fast.
 """
 from __future__ import annotations
 
-from array import array
 from functools import cached_property, reduce
 from operator import iconcat
 
@@ -133,13 +132,20 @@ def flatten(sequences) -> list:
 
 
 def int64_array(ints, count: int) -> np.ndarray:
-    """``count`` Python ints (a list or any iterable) as a read-only int64 array, converted
-    in one C loop by ``array.array`` and shared with NumPy without a copy."""
-    values = np.frombuffer(array("q", ints), dtype=np.int64)
-    if len(values) != count:
-        raise ValueError(f"int64_array: {len(values)} ints where {count} were expected")
+    """``count`` Python ints (a list or any iterable) as a read-only int64 array."""
+    ints = ints if isinstance(ints, list) else list(ints)
+    if len(ints) != count:
+        raise ValueError(f"int64_array: {len(ints)} ints where {count} were expected")
+    values = np.empty(count, dtype=np.int64)
+    copy_ints(ints, values)
     values.flags.writeable = False
     return values
+
+
+def copy_ints(ints: list, values: np.ndarray) -> None:
+    """Write ``ints`` into ``values``, one after another."""
+    for k in range(len(ints)):
+        values[k] = ints[k]
 
 
 def _part(items: list, start: int, end: int) -> list:

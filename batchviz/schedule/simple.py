@@ -5,6 +5,8 @@ any graph. Their decisions, when a trace records them, are the agenda at every s
 the key each strategy goes by (:class:`CreationOrder`, :class:`LowestDepth`)."""
 from __future__ import annotations
 
+from array import array
+
 from .base import Schedule, Strategy
 from .decisions import Rule
 
@@ -74,34 +76,52 @@ class DepthBatching(Strategy):
     def schedule(self, view) -> Schedule:
         """Group the pending nodes by (depth, signature), in creation order, and run the
         groups in that order."""
-        return depth_batches(view.nodes, view.depth, view.signature, len(view.graph.sigtab))
+        return depth_batches(view.depth, view.signature, view.pending_mask(), view.start,
+                             len(view.graph.sigtab))
 
     def describe(self, view) -> Rule:
         return LowestDepth(view.depth)
 
 
-def depth_batches(nodes: list, depth: list, signature: list, n_signatures: int) -> list:
-    """``nodes`` grouped by (depth, signature), each group in the order of ``nodes``, the
-    groups in order of (depth, signature): a bucket per depth, then, depth by depth, a
-    bucket per signature (``group[s]``, emptied after each depth), whose signatures are
-    sorted. No sort of the nodes themselves."""
-    levels: list = []  # per depth: its nodes
-    for k in range(len(nodes)):
-        d = depth[nodes[k]]
-        while len(levels) <= d:
-            levels.append([])
-        levels[d].append(nodes[k])
+def depth_batches(depth: list, signature: list, pending: bytearray, start: int,
+                  n_signatures: int) -> list:
+    """The pending nodes (``start + k`` with ``pending[k]``) grouped by (depth, signature),
+    each group in creation order, the groups in order of (depth, signature). The nodes are
+    sorted by depth with a counting sort (which keeps creation order within a depth:
+    ``level_start[d]`` is where depth ``d``'s nodes start in ``by_depth``); then, depth by
+    depth, each goes into its signature's bucket (``group[s]``, emptied after each depth),
+    and the buckets run in order of signature."""
+    deepest = -1
+    for k in range(len(pending)):
+        if pending[k]:
+            d = depth[start + k]
+            if d > deepest:
+                deepest = d
+    level_start = array("q", bytes(8 * (deepest + 2)))
+    for k in range(len(pending)):  # count the nodes of each depth ...
+        if pending[k]:
+            d = depth[start + k]
+            level_start[d] += 1
+    for d in range(deepest + 1):   # ... and sum the counts: where each depth ends
+        level_start[d + 1] += level_start[d]
+    by_depth = array("q", bytes(8 * level_start[deepest + 1]))  # local ids
+    for k in range(len(pending) - 1, -1, -1):  # from the last node, each just before the end
+        if pending[k]:                         # of its depth, which then ends one earlier
+            d = depth[start + k]
+            level_start[d] -= 1
+            by_depth[level_start[d]] = k
     batches = []
     group: list = [None] * n_signatures
-    for level in levels:
+    for d in range(deepest + 1):
         present = []  # the signatures at this depth
-        for k in range(len(level)):
-            s = signature[level[k]]
+        for j in range(level_start[d], level_start[d + 1]):
+            node = start + by_depth[j]
+            s = signature[node]
             if group[s] is None:
-                group[s] = [level[k]]
+                group[s] = [node]
                 present.append(s)
             else:
-                group[s].append(level[k])
+                group[s].append(node)
         present.sort()
         for s in present:
             batches.append(group[s])

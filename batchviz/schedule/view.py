@@ -52,10 +52,10 @@ class PendingView:
         since the last run, not by the whole graph: a parser runs forward after every
         step of a graph that grows to tens of thousands of nodes."""
         if self._pending is None:
-            start = self.start
-            pending = bytearray(b"\x01") * (self.end - start)
+            start, end = self.start, self.end
+            pending = bytearray(b"\x01") * (end - start)
             for p in self._params:
-                if p >= start:
+                if start <= p < end:
                     pending[p - start] = 0
             self._pending = pending
         return self._pending

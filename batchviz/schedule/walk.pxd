@@ -54,3 +54,7 @@ cdef class _Walk:
     cdef release(self, Py_ssize_t k)
 
     cpdef long long first_read_of(self, Py_ssize_t node) except? -1
+
+
+@cython.locals(lowest=Py_ssize_t, seen='unsigned char[::1]', place=Py_ssize_t)
+cpdef bint whole_consecutive(list places) except -1

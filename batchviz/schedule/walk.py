@@ -256,7 +256,14 @@ def whole_consecutive(places: list) -> bool:
     """Whether ``places`` (in the laid-out schedule; -1: not in it) are each place of one
     range exactly once."""
     lowest = min(places)
-    return lowest >= 0 and sorted(places) == list(range(lowest, lowest + len(places)))
+    if lowest < 0:
+        return False
+    seen = bytearray(len(places))  # per place of the range: taken already?
+    for place in places:
+        if place - lowest >= len(places) or seen[place - lowest]:
+            return False
+        seen[place - lowest] = 1
+    return True
 
 
 def node_major_signatures(view) -> set:

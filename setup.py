@@ -49,12 +49,10 @@ try:
 except ImportError:
     ext_modules = []
 else:
-    twins = [Extension("batchviz._compiled_twins", ["batchviz/_compiled_twins.pyx"],
-                       optional=True)]
     sources = [Extension(module, [module.replace(".", "/") + ".py"], optional=True)
                for module in compiled_modules()]
     record_sources()  # first: a file edited while it compiles then differs from the record
-    ext_modules = cythonize(twins + sources, compiler_directives=DIRECTIVES, quiet=True,
+    ext_modules = cythonize(sources, compiler_directives=DIRECTIVES, quiet=True,
                             nthreads=os.cpu_count() or 1)
 
 setup(ext_modules=ext_modules, package_data={"batchviz": [SOURCES_FILE]},

@@ -29,13 +29,11 @@ from .ops.base import FIXED_SIGNATURES, Op
 from .ops.parameter import PARAMETER
 from .signature import SignatureTable
 from .sourcelines import recording, user_frame
-from .twins import compiled_twin
 
 _open: "LazyGraph | None" = None
 _graph_counter = 0
 
 
-@compiled_twin
 class ExpressionBase:
     """What every expression is underneath: its graph and its node id.
 
@@ -54,15 +52,7 @@ class ExpressionBase:
         return self.graph.shapes[self.node]
 
 
-@compiled_twin
-class NodeLists:
-    """What building a node reads and writes: the parallel lists, the memo, the parameters'
-    nodes and the flags (``sources``, ``_made``, ``finished``), all set by
-    :class:`LazyGraph`. Here an empty base class; its compiled twin lays them out as C
-    fields, which the compiled constructors read without a dictionary lookup."""
-
-
-class LazyGraph(NodeLists):
+class LazyGraph:
     """A dynamic computation graph's nodes, as parallel lists indexed by node id.
 
     ``record_source=True`` remembers the user's source line of every node (for traces and
@@ -102,7 +92,6 @@ class LazyGraph(NodeLists):
         self._made = None  # while a mark is set: every expression handed out since
 
     # --- building ---------------------------------------------------------------------
-    @compiled_twin
     def push(self, op: Op, args: tuple, attrs, shape: tuple, sig: int, depth: int):
         """Append one node and return its expression; every op constructor ends here."""
         node = len(self.ops)
@@ -119,7 +108,9 @@ class LazyGraph(NodeLists):
     def expression(self, node: int):
         """The expression of ``node``, of the graph's :attr:`expression_type`. While a mark
         is set (:meth:`checkpoint`), it is remembered, to be told if its node is removed."""
-        e = self.expression_type(self, node)
+        kind = self.expression_type
+        e = kind.__new__(kind)  # (its two fields, set here: calling __init__ would cost
+        e.graph, e.node = self, node  # a third of a node's time)
         if self._made is not None:
             self._made.append(e)
         return e
@@ -172,7 +163,6 @@ class LazyGraph(NodeLists):
             key, shared = (op.name, "unbatchable", len(self.ops)), ()
         return self.sigtab.intern(key, op, shared, shape, attrs, len(args))
 
-    @compiled_twin
     def add_memoized(self, op: Op, args: tuple, attrs, depth: int):
         """:meth:`add` for a constructor that has checked its arguments and knows the node's
         depth: when this graph has built a node with the same ``op.memo_key`` before, its

@@ -69,15 +69,32 @@ class ParameterBase:
         needs one for every parameter, and a new megabyte-sized array comes from the
         operating system as fresh pages (faulted in by the backward pass, given back when
         the gradient is dropped), which costs several times more than zeroing one."""
-        if self._grad is None:
-            spare, array = self._spare_grad, self._array
-            if spare is not None and type(spare) is type(array) and spare.dtype == array.dtype:
-                spare.fill(0)
-                self._grad = spare
-            else:
-                self._grad = state.xp.zeros(self.shape, dtype=array.dtype)
-            self._spare_grad = None
-        return self._grad
+        grad, new = self._take_accumulator()
+        if new:
+            grad.fill(0)
+        return grad
+
+    def grad_to_write(self):
+        """``(accumulator, new)``: the gradient accumulator, as :meth:`grad_array`'s, and
+        whether nothing has been added to it since the last :meth:`zero_grad`. A new one
+        is not zeroed: its contents are undefined, and the caller writes all of it (``=``
+        where it would add). The backward pass gives most parameters one gradient per
+        step, and writing it is then one pass over the array where zeroing and adding
+        would be two."""
+        return self._take_accumulator()
+
+    def _take_accumulator(self):
+        """``(accumulator, new)`` of :meth:`grad_to_write`: the existing one, else last
+        step's (or a fresh array), its contents undefined."""
+        if self._grad is not None:
+            return self._grad, False
+        spare, array = self._spare_grad, self._array
+        if spare is not None and type(spare) is type(array) and spare.dtype == array.dtype:
+            self._grad = spare
+        else:
+            self._grad = state.xp.empty(self.shape, dtype=array.dtype)
+        self._spare_grad = None
+        return self._grad, True
 
     def squared_grad_norm(self):
         """The squared L2 norm of the accumulated gradient, as a device scalar (a trainer's
@@ -132,6 +149,11 @@ class LookupBase(ParameterBase):
         grad = self._accumulator()
         self._grad_rows = None
         return grad
+
+    def grad_to_write(self):
+        """The whole gradient accumulator (:meth:`grad_array`), never new: a table's is
+        zeroed row by row from step to step, so it is zero wherever nothing was added."""
+        return self.grad_array(), False
 
     def add_to_rows(self, rows, values) -> None:
         """``grad[rows] += values`` (``rows`` may repeat), remembering the rows."""

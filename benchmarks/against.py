@@ -103,15 +103,15 @@ def dynet_step(root: Path, name: str, quick: bool) -> float:
 def worktree(rev: str, where: Path) -> Path:
     subprocess.run(["git", "worktree", "add", "--detach", str(where), rev], cwd=ROOT,
                    check=True, capture_output=True, text=True)
-    build_twins(where)
+    build_compiled(where)
     return where
 
 
-def build_twins(root: Path) -> None:
-    """Compile the compiled twins of the checkout at ``root`` in place, as installing it
-    does (``batchviz/twins.py``): a fresh worktree has none, and would run its readable
-    Python against this checkout's compiled code. Needs Cython (the ``bench`` extra); the
-    report says which side runs what (:func:`twins_of`)."""
+def build_compiled(root: Path) -> None:
+    """Compile the checkout at ``root`` in place, as installing it does
+    (``batchviz/compiled.py``): a fresh worktree has no compiled modules, and would run its
+    Python source against this checkout's compiled code. Needs Cython (the ``bench``
+    extra); the report says which side runs what (:func:`compiled_code_of`)."""
     if (root / "setup.py").exists():
         done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-q"],
                               cwd=root, capture_output=True, text=True)
@@ -119,14 +119,18 @@ def build_twins(root: Path) -> None:
             print(f"could not compile {root}:\n{done.stderr.strip()[-1500:]}", file=sys.stderr)
 
 
-def twins_of(root: Path) -> str:
+def compiled_code_of(root: Path) -> str:
     """Whether the checkout at ``root`` runs compiled code: its compiled modules
-    (``batchviz/compiled.py``) and its compiled twins, each ``compiled`` or ``source`` (with
-    the reason), or ``none`` (a commit from before them)."""
-    if not (root / "batchviz" / "twins.py").exists():
+    (``batchviz/compiled.py``) and, in a commit that has them, its hand-written compiled
+    twins (``batchviz/twins.py``), each ``compiled`` or ``source`` (with the reason), or
+    ``none`` (a commit from before both)."""
+    has_twins = (root / "batchviz" / "twins.py").exists()
+    if not has_twins and not (root / "batchviz" / "compiled.py").exists():
         return "none"
+    twins = ("from batchviz import twins\n"
+             "print(', twins ' + ('compiled' if twins.compiled() else "
+             "f'source ({twins.why_pure})'), end='')\n") if has_twins else ""
     probe = ("import batchviz\n"
-             "from batchviz import twins\n"
              "try:\n"
              "    from batchviz import compiled as c\n"
              "    modules = 'compiled' if c.compiled() else f'source ({c.why_source})'\n"
@@ -134,8 +138,7 @@ def twins_of(root: Path) -> str:
              "        modules = 'none'  # (another checkout's, found by an editable install)\n"
              "except ImportError:\n"
              "    modules = 'none'\n"
-             "print(f'modules {modules}, twins ' + ('compiled' if twins.compiled() else "
-             "f'source ({twins.why_pure})'))")
+             "print(f'modules {modules}', end='')\n" + twins + "print()")
     done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True,
                           text=True, env=side_env(root))
     if done.returncode:
@@ -155,8 +158,8 @@ def run(quick: bool = False, rev: str = "HEAD", rounds: int = 5, tasks=TASKS,
         old = worktree(rev, Path(tmp) / "old")
         try:
             sides = {"old": old, "new": ROOT}
-            twins = {side: twins_of(root) for side, root in sides.items()}
-            print(f"compiled code: {rev} {twins['old']}; this checkout {twins['new']}")
+            code = {side: compiled_code_of(root) for side, root in sides.items()}
+            print(f"compiled code: {rev} {code['old']}; this checkout {code['new']}")
             with tqdm(total=len(tasks) * rounds * 2, desc=f"against {rev}", disable=None) as bar:
                 for task in tasks:
                     medians = {"old": [], "new": []}

@@ -20,8 +20,7 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS / "_ext"))
-# the pages document (and their cells run) the readable versions of the definitions that
-# have compiled twins (batchviz/twins.py)
+# the pages' cells run the Python source (what a student reads), compiled or not
 os.environ.setdefault("BATCHVIZ_PURE_PYTHON", "1")
 
 import batchviz  # noqa: E402  (after the path set-up, and so that autodoc fails early)

@@ -131,7 +131,7 @@ def load_tutorial_graphs():
 _TUTORIAL = load_tutorial_graphs()
 
 #: the course exercises' graphs, each built under the default strategy (``build()[0]`` is
-#: the graph): where the twins of an algorithm must agree beyond random graphs
+#: the graph): where the compiled and the source forms must agree beyond random graphs
 TUTORIAL_GRAPHS = {
     "figure1-extended": lambda: _TUTORIAL.figure1_extended(),
     "tree-lstm": lambda: _TUTORIAL.tree_lstm(n_trees=24, max_leaves=20),

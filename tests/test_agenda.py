@@ -13,7 +13,6 @@ from batchviz.schedule import (Agenda, AgendaBatching, DepthBatching, LookaheadB
                                NoBatching, PendingView, average_depths, record_decisions,
                                run_agenda, schedule)
 
-from batchviz.schedule import agenda as agenda_module
 
 from helpers import STRATEGIES
 from models import Params, load_tutorial_graphs, random_dag_losses, rnn_loss
@@ -158,19 +157,13 @@ def test_a_rule_that_forgets_its_key_says_so():
         schedule(NoKey(), PendingView(graph, start=0))
 
 
-def test_recording_runs_the_readable_loop_even_where_the_twin_would_run(monkeypatch):
-    """On a graph with large batches the agenda schedules with its vectorized twin; while
-    decisions are recorded it runs the readable loop, which gives the same batches."""
+def test_recording_changes_no_batch_on_a_large_graph():
+    """A run and a trace go through the same loop: recording the decisions of a graph with
+    large batches gives the batches of the run, one decision per batch."""
     graph = load_tutorial_graphs().tree_lstm(n_trees=64)[0]
-    assert AgendaBatching().large_batches(PendingView(graph, start=0))
-    calls = []
-    real = agenda_module.best_priority_batches
-    monkeypatch.setattr(agenda_module, "best_priority_batches",
-                        lambda *args: calls.append(1) or real(*args))
     plain = AgendaBatching().schedule(PendingView(graph, start=0))
-    assert calls == [1]
     recorded, log = record_decisions(AgendaBatching(), PendingView(graph, start=0))
-    assert calls == [1] and recorded == plain and len(log.decisions) == len(plain)
+    assert recorded == plain and len(log.decisions) == len(plain)
 
 
 def test_a_strategy_returning_nothing_is_told_what_to_return():

@@ -267,20 +267,19 @@ def test_against_times_one_side_and_reports_the_paired_rounds(capsys):
     assert paired["faster_rounds"] == 5 and paired["interval_95"][0] > 1.5
 
 
-def test_against_says_which_side_runs_compiled_twins(tmp_path):
-    """Each side's twins are reported (a worktree gets its own built first,
-    ``build_twins``): this checkout's as ``twins.compiled()`` says, a folder without
-    ``batchviz.twins`` (a commit from before them) as none."""
-    from batchviz import compiled, twins
+def test_against_says_which_side_runs_compiled_code(tmp_path):
+    """Each side's compiled code is reported (a worktree gets its own built first,
+    ``build_compiled``): this checkout's modules as ``compiled.compiled()`` says (it has no
+    twins), a folder without ``batchviz.compiled`` (a commit from before it) as none."""
+    from batchviz import compiled
     from benchmarks import against
 
     modules = "compiled" if compiled.compiled() else "source ("
-    code = against.twins_of(against.ROOT)
-    assert code.startswith(f"modules {modules}")
-    assert (" twins compiled" in code) == twins.compiled()
+    code = against.compiled_code_of(against.ROOT)
+    assert code.startswith(f"modules {modules}") and "twins" not in code
     (tmp_path / "batchviz").mkdir()
     (tmp_path / "batchviz" / "__init__.py").write_text("")
-    assert against.twins_of(tmp_path) == "none"
+    assert against.compiled_code_of(tmp_path) == "none"
 
 
 def test_against_times_a_dynet_program_and_checks_its_tasks(capsys):

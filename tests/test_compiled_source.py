@@ -148,10 +148,7 @@ def test_the_compiled_path_is_what_the_suite_runs_when_it_should_be():
     pass it uncompiled."""
     import os
 
-    from batchviz import twins
-
     if os.environ.get("BATCHVIZ_EXPECT_COMPILED") != "1":
         assert compiled() == (compiled_modules.why_source is None)
         return
     assert compiled(), compiled_modules.why_source
-    assert twins.compiled(), twins.why_pure

@@ -8,7 +8,7 @@ import batchviz as bv
 from batchviz.backend import state, to_numpy
 from batchviz.execute.backward import add_gradient
 from batchviz.execute.forward import read_block
-from batchviz.execute.memory import copy_index
+from batchviz.execute.memory import copy_index, strided_array
 from batchviz.ops.gradients import BlockGradient
 from batchviz.plan import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View
 
@@ -30,6 +30,9 @@ class FakeParam:
 
     def grad_array(self):
         return self.grad
+
+    def grad_to_write(self):
+        return self.grad, False
 
 
 def arenas():
@@ -94,6 +97,20 @@ def test_a_view_and_a_strided_view_read_in_place():
     assert not xp.shares_memory(copied, arrays[0])
     assert index[1] == 1 and np.array_equal(
         to_numpy(index[0]), to_numpy(copy_index(np.array([9, 1, 30]), 3)[0]))
+
+
+def test_a_strided_array_is_the_view_as_strided_makes():
+    """strided_array (a batch's blocks, plane by plane; a strided read past the end of a
+    reshaped segment) gives as_strided's array, in place, on every backend."""
+    xp = state.xp
+    flat = xp.arange(80.0)
+    item = flat.itemsize
+    shape, strides = (3, 2, 4), (20 * item, 4 * item, item)
+    made = strided_array(xp, flat, 5, shape, strides)
+    want = xp.lib.stride_tricks.as_strided(flat[5:], shape=shape, strides=strides)
+    np.testing.assert_array_equal(to_numpy(made), to_numpy(want))
+    made[1, 1, 2] = -1.0  # a view: the kernels write into it
+    assert float(flat[5 + 20 + 4 + 2]) == -1.0
 
 
 def test_shared_and_stacked_parameters():

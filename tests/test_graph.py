@@ -66,7 +66,7 @@ def test_a_dropped_graph_is_freed_without_the_cycle_collector(strategy):
     gc.disable()
     try:
         with bv.Graph(strategy=strategy) as g:
-            hs = [bv.tanh(W @ E[w % 10]) for w in range(100)]  # past PendingView.SMALL
+            hs = [bv.tanh(W @ E[w % 10]) for w in range(100)]
             loss = bv.sum_elems(bv.esum(hs))
             loss.value()
             loss.backward()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import re
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "batchviz"
 
 LAYERS = [
-    ("foundations", ["compiled", "errors", "words", "backend", "sourcelines", "twins"]),
+    ("foundations", ["compiled", "errors", "words", "backend", "sourcelines"]),
     ("signatures and the op protocol", ["signature", "signature_names", "ops", "ops.base",
                                         "ops.gradients", "ops.parameter"]),
     ("the graph", ["graph"]),
@@ -33,8 +34,8 @@ LAYERS = [
     ("programs", ["examples", "grade", "cli", "cli_options", "__main__", "__init__", "dynet", "dynet.*"]),
 ]
 
-#: the core path, whose functions are read by students first (``schedule`` and ``plan``
-#: include their vectorized twins, ``ops.base`` the op protocol)
+#: the core path, whose functions are read by students first (``ops.base`` is the op
+#: protocol)
 CORE = ["graph", "expression", "signature", "ops.base", "schedule.*", "plan.*", "execute.*",
         "runtime"]
 MODULE_LINES = 400
@@ -86,7 +87,23 @@ def imports(module: str) -> list:
             visit(child, inner)
 
     visit(tree, False)
-    return found
+    return found + cimports(module)
+
+
+#: ``from batchviz.x cimport ...`` in a ``.pxd`` file (C declarations are not Python)
+CIMPORT = re.compile(r"^\s*from\s+batchviz\.([\w.]+)\s+cimport\b")
+
+
+def cimports(module: str) -> list:
+    """``(imported module, "N (.pxd)", False)`` for every module that the ``.pxd``
+    beside ``module`` cimports: a compiled module imports what it cimports, when it is
+    loaded, so the compiled path's imports are layered like the source's."""
+    pxd = MODULES[module].with_suffix(".pxd")
+    if not pxd.exists():
+        return []
+    lines = pxd.read_text(encoding="utf-8").splitlines()
+    return [(match.group(1), f"{number} (.pxd)", False) for number, line in enumerate(lines, 1)
+            if (match := CIMPORT.match(line))]
 
 
 def _targets(node: ast.ImportFrom, package: str) -> list:
@@ -259,3 +276,17 @@ def test_a_cycle_through_a_package_init_is_caught(tmp_path, monkeypatch):
     with pytest.raises(AssertionError, match="import cycles") as failure:
         test_no_import_cycles()
     assert "numerics.py" in str(failure.value) and "__init__.py" in str(failure.value)
+
+
+def test_a_pxd_cimport_is_an_import(tmp_path, monkeypatch):
+    """A ``.pxd`` beside graph.py that cimports the runtime is an upward import, though
+    graph.py itself does not import it."""
+    fake = tmp_path / "graph.py"
+    fake.write_text(MODULES["graph"].read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "graph.pxd").write_text("from batchviz.runtime cimport Graph\n",
+                                        encoding="utf-8")
+    monkeypatch.setitem(MODULES, "graph", fake)
+    assert ("runtime", "1 (.pxd)", False) in imports("graph")
+    with pytest.raises(AssertionError, match="imports of a layer above") as failure:
+        test_no_module_imports_a_layer_above_it()
+    assert "graph.py" in str(failure.value) and "runtime.py" in str(failure.value)

@@ -1,6 +1,6 @@
 """Layout batching (batchviz/schedule/layout.py): valid schedules made of the lookahead's
-batches (or the agenda's, where they are one batch per signature); the vectorized walk equal to the readable one; a read the layout
-promises as a view is a view in the plan; the batch counts (at the lower bound) and the
+batches (or the agenda's, where they are one batch per signature), on any valid schedule
+the walk is given; a read the layout promises as a view is a view in the plan; the batch counts (at the lower bound) and the
 elements copied (no more than the agenda's) pinned on small versions of the benchmark
 graphs; and the decisions a trace shows. Values and gradients equal to unbatched execution
 are checked with every other strategy (tests/helpers.py STRATEGIES)."""
@@ -17,10 +17,9 @@ from batchviz.data import Vocab, synthetic_trees
 from batchviz.examples import figure1
 from batchviz.plan import View
 from batchviz.plan.reads import is_copy
-from batchviz.schedule import (BUILT_IN, AgendaBatching, FlatSchedule, LayoutBatching,
-                               PendingView, resolve_strategy, run_agenda, validate_schedule)
+from batchviz.schedule import (BUILT_IN, AgendaBatching, LayoutBatching, PendingView,
+                               resolve_strategy, run_agenda, validate_schedule)
 from batchviz.schedule.layout import followers, lay_out, walk_backward
-from batchviz.schedule.layout_arrays import lay_out_flat
 from batchviz.schedule.lookahead import LookaheadBatching, batch_lower_bound
 from batchviz.trace.record import snapshot_plan
 
@@ -64,7 +63,7 @@ def test_schedules_are_valid_and_made_of_the_lookaheads_or_optimal_agenda_batche
     validate_schedule(view, batches)
     agenda = AgendaBatching().schedule(view)
     signatures = {view.signature[i] for i in view.nodes}
-    if view.end - view.start < AgendaBatching.BATCHED_MIN_NODES and len(agenda) == len(signatures):
+    if view.end - view.start < LayoutBatching.AGENDA_FIRST_BELOW and len(agenda) == len(signatures):
         assert batch_sets(batches) == batch_sets(agenda)  # the fewest possible, cheaply
     else:
         assert batch_sets(batches) == batch_sets(lookahead_batches(view))
@@ -86,38 +85,34 @@ def test_one_batch_per_signature_is_taken_from_the_agenda():
         assert g.last_stats.forward.batches == 6
 
 
-# --- the twins ------------------------------------------------------------------------------
+# --- the walk on any schedule ------------------------------------------------------------
 
-def assert_twins_agree(view):
-    """The walk gives the same schedule node by node and a batch at a time, for the
-    lookahead's batches and for any other valid schedule (the agenda's)."""
+def assert_laid_out(view):
+    """The walk reorders any valid schedule (the lookahead's, the agenda's) into a valid
+    schedule of the same batches."""
     for batches in (lookahead_batches(view), run_agenda(view, AgendaBatching().rule(view))):
-        readable = lay_out(view, batches)
-        assert lay_out_flat(view, FlatSchedule.of(batches)).batches() == readable
-        validate_schedule(view, readable)
+        laid_out = lay_out(view, batches)
+        validate_schedule(view, laid_out)
+        assert batch_sets(laid_out) == batch_sets(batches)
 
 
 @SETTINGS
 @given(params=graph_params)
-def test_the_walk_a_batch_at_a_time_equals_the_node_loop(params):
-    assert_twins_agree(PendingView(mixed_graph(*params)))
-
-
+def test_the_walk_lays_out_any_valid_schedule(params):
+    assert_laid_out(PendingView(mixed_graph(*params)))
 
 
 @pytest.mark.parametrize("name", sorted(TUTORIAL_GRAPHS))
-def test_the_walk_a_batch_at_a_time_on_tutorial_graphs(name):
+def test_the_walk_lays_out_the_tutorial_graphs(name):
     graph = TUTORIAL_GRAPHS[name]()[0]
     graph.finish()
-    assert_twins_agree(PendingView(graph))
+    assert_laid_out(PendingView(graph))
 
 
-def test_large_views_are_laid_out_a_batch_at_a_time():
+def test_large_views_are_laid_out_by_the_same_walk():
     view = PendingView(G.tree_lstm(n_trees=64)[0])
-    strategy = LayoutBatching()
-    assert strategy.batching.large_batches(view)
-    assert strategy.schedule(view) == lay_out(view, lookahead_batches(view)) == strategy.plan(view)
-    assert strategy.schedule_flat(view).batches() == strategy.schedule(view)
+    assert view.end - view.start >= LayoutBatching.AGENDA_FIRST_BELOW
+    assert LayoutBatching().schedule(view) == lay_out(view, lookahead_batches(view))
 
 
 # --- what the layout promises ---------------------------------------------------------------
@@ -257,8 +252,7 @@ def test_batches_at_the_lower_bound_and_no_more_copied_than_the_agenda(name):
 def test_the_tree_lstm_output_layer_follows_the_steps_it_gathers():
     """The output layer reads the ``h`` of every level's LSTM step: laid out in the order
     those lie (one run of step batches, back to back), it reads them as one view, and its
-    reader copies its scores instead (5 per node, not 16). The walk done a batch at a
-    time decides the same; a trace says why."""
+    reader copies its scores instead (5 per node, not 16); a trace says why."""
     graph = treelstm_graph()
     view = PendingView(graph, start=0)
     batches = LayoutBatching().schedule(view)
@@ -267,8 +261,6 @@ def test_the_tree_lstm_output_layer_follows_the_steps_it_gathers():
     (slot, position), = walk.follows.items()
     follower = batches[slot]
     assert view.graph.ops[follower[0]].name == "affine" and position == 2
-    flat = lay_out_flat(view, FlatSchedule.of(lookahead_batches(view)))
-    assert flat.batches() == batches
     plan = snapshot_plan(graph, batches)
     reads = plan.batches[slot].reads
     assert type(reads[position]) is View and not any(is_copy(r) for r in reads)

@@ -1,10 +1,9 @@
-"""The vectorized twins give exactly what the readable algorithms and plain Python loops
-give: the agenda and the lookahead a batch at a time (:mod:`batchviz.schedule.vectorized`)
-against the readable agenda loop (:func:`~batchviz.schedule.run_agenda`) and an oracle, the
-lookahead's levels against a loop over users, depth batching's sort against a dictionary
-of groups, the priorities and dependencies, and ``bv.explain``'s lower bound and flop
-count; and the plan's copy counts against the layout rule in plain loops - on random
-graphs (hypothesis), on the tutorial graphs, and on views that start after a partial
+"""The schedules and the analyses give exactly what plain Python loops give: the agenda loop
+(:func:`~batchviz.schedule.run_agenda`) against an oracle written with a heap, the
+lookahead's levels against a loop over users, depth batching against a dictionary of
+groups, the priorities and dependencies, and ``bv.explain``'s lower bound and flop count;
+and the plan's copy counts against the layout rule in plain loops - on random graphs
+(hypothesis), on the tutorial graphs, and on views that start after a partial
 ``value()``."""
 import heapq
 
@@ -15,16 +14,12 @@ from hypothesis import strategies as st
 
 import batchviz as bv
 from batchviz.plan.arrays import graph_arrays
-from batchviz.plan.vectorized import count_copies
 from batchviz.explain.bound import chain_bounds
 from batchviz.explain.flops import total_flops
 from batchviz.schedule import (AgendaBatching, DepthBatching, FlatSchedule, NoBatching,
                                PendingView, Strategy, average_depths, flat_schedule, run_agenda)
-from batchviz.schedule.arrays import stable_argsort
 from batchviz.schedule.layout import LayoutBatching
 from batchviz.schedule.lookahead import LookaheadBatching, SignatureLevels
-from batchviz.schedule.vectorized import (_same_or_minus_one, agenda_batches,
-                                          best_priority_batches, depth_batches)
 from batchviz.signature import size_of
 from batchviz.trace.record import snapshot_plan
 
@@ -219,8 +214,8 @@ def reference_flops(graph) -> float:
 
 
 class Deepest(AgendaBatching):
-    """The agenda with its priority reversed: the batch-at-a-time form must follow any
-    ``priority`` a subclass defines."""
+    """The agenda with its priority reversed: the loop must follow any ``priority`` a
+    subclass defines."""
 
     def priority(self, view):
         return {s: (-p[0],) + p[1:] for s, p in super().priority(view).items()}
@@ -232,17 +227,10 @@ def readable(strategy, view) -> list:
     return run_agenda(view, strategy.rule(view))
 
 
-def vectorized(strategy, view) -> list:
-    return agenda_batches(view, strategy.ranks(view), strategy.vectorized_choice(view)).batches()
-
-
 def check_agenda(view):
     for strategy in (AgendaBatching(), Deepest()):
         expected = reference_agenda(view, strategy.priority(view))
         assert readable(strategy, view) == expected
-        assert vectorized(strategy, view) == expected
-        # (compiled, the node-by-node twin in C; else the same function as `vectorized`)
-        assert best_priority_batches(view, strategy.ranks(view)).batches() == expected
         assert strategy.schedule(view) == expected
 
 
@@ -251,9 +239,7 @@ def check_agenda(view):
 def check_lookahead(view):
     levels = SignatureLevels(view)
     assert (levels.chain, levels.latest) == reference_levels(view)
-    expected = readable(LookaheadBatching(), view)
-    assert vectorized(LookaheadBatching(), view) == expected
-    assert LookaheadBatching().schedule(view) == expected
+    assert LookaheadBatching().schedule(view) == readable(LookaheadBatching(), view)
 
 
 CHECKS = {"agenda": check_agenda, "lookahead": check_lookahead}
@@ -262,31 +248,27 @@ CHECKS = {"agenda": check_agenda, "lookahead": check_lookahead}
 @SETTINGS
 @given(params=graph_params)
 @pytest.mark.parametrize("strategy", sorted(CHECKS))
-def test_a_batch_at_a_time_equals_the_node_loop(strategy, params):
+def test_schedules_equal_plain_loops(strategy, params):
     CHECKS[strategy](PendingView(mixed_graph(*params)))
 
 
 @pytest.mark.parametrize("name", sorted(TUTORIAL_GRAPHS))
 @pytest.mark.parametrize("strategy", sorted(CHECKS))
-def test_a_batch_at_a_time_on_tutorial_graphs(strategy, name):
+def test_schedules_of_tutorial_graphs(strategy, name):
     CHECKS[strategy](PendingView(tutorial_graph(name)))
 
 
-def test_large_batches_are_scheduled_a_batch_at_a_time():
-    wide = PendingView(G.tree_lstm(n_trees=64)[0])  # ~140 nodes per batch
-    assert AgendaBatching().large_batches(wide)
-    assert AgendaBatching().schedule(wide) == readable(AgendaBatching(), wide)
+def test_schedules_of_wide_and_deep_graphs():
+    """Large batches (~140 nodes per batch) and a batch per node (one long sequence)."""
+    check_agenda(PendingView(G.tree_lstm(n_trees=64)[0]))
     model = bv.Model(seed=0)
     W, b = model.add_parameters((3, 3)), model.add_parameters(3)
-    with bv.Graph() as long_rnn:  # one sequence: a batch per node
+    with bv.Graph() as long_rnn:
         h = bv.zeros(3)
         for _ in range(1000):
             h = bv.tanh(W @ h + b)
-    deep = PendingView(long_rnn)
-    assert len(deep) >= AgendaBatching.BATCHED_MIN_NODES
-    assert not AgendaBatching().large_batches(deep)
-    small = PendingView(tutorial_graph("figure1-extended"))
-    assert not AgendaBatching().large_batches(small)
+    check_agenda(PendingView(long_rnn))
+    check_lookahead(PendingView(long_rnn))
 
 
 def test_empty_view():
@@ -295,8 +277,6 @@ def test_empty_view():
     for strategy in (NoBatching(), DepthBatching(), AgendaBatching()):
         assert strategy.schedule(view) == []
         assert len(strategy.schedule_flat(view)) == 0
-    assert vectorized(AgendaBatching(), view) == []
-    assert depth_batches(view).batches() == []
     assert average_depths(view) == {}
 
 
@@ -308,21 +288,17 @@ def test_depth_priorities_and_dependencies_equal_plain_loops(params):
     graph = mixed_graph(*params)
     view = PendingView(graph)
     assert DepthBatching().schedule(view) == reference_depth(view)
-    assert DepthBatching().schedule_flat(view).batches() == reference_depth(view)
-    assert NoBatching().schedule_flat(view).batches() == [[i] for i in view.nodes]
-    for small in (0, 10**9):  # the NumPy path, then the Python loops for small pending sets
-        view = PendingView(graph)
-        view.SMALL = small
-        assert view.nodes == plain_pending_nodes(graph)
-        avg = average_depths(view)
-        expected = reference_average_depths(view)
-        assert avg == expected and list(avg) == list(expected)  # same floats, same order
-        unresolved, user_start, users = view.dependencies()
-        start = view.start
-        for i in view.nodes:
-            assert unresolved[i - start] == len(view.pending_args(i))
-            assert users[user_start[i - start]:user_start[i - start + 1]] == [
-                u for u in view.nodes for a in view.pending_args(u) if a == i]
+    assert view.nodes == plain_pending_nodes(graph)
+    avg = average_depths(view)
+    expected = reference_average_depths(view)
+    assert avg == expected and list(avg) == list(expected)  # same floats, same order
+    unresolved, user_start, users = view.dependencies()
+    start = view.start
+    for i in view.nodes:
+        assert unresolved[i - start] == len(view.pending_args(i))
+        assert list(users[user_start[i - start]:user_start[i - start + 1]]) == [
+            u for u in view.nodes for a in view.pending_args(u) if a == i]
+        assert view.users()[i] == [u for u in view.nodes for a in view.pending_args(u) if a == i]
 
 
 def plain_pending_nodes(graph) -> list:
@@ -345,34 +321,12 @@ def test_a_parameter_first_used_after_a_run_is_not_pending():
         assert late >= graph.n_evaluated
         expected = plain_pending_nodes(graph)
         assert late not in expected and len(expected) == 200
-        for small in (0, 10**9):  # the NumPy path, then the Python loop
-            view = PendingView(graph)
-            view.SMALL = small
-            assert view.nodes == expected
+        assert PendingView(graph).nodes == expected
         assert PendingView(graph).arrays().nodes.tolist() == expected
-        assert vectorized(AgendaBatching(), PendingView(graph)) == \
-            readable(AgendaBatching(), PendingView(graph))
+        view = PendingView(graph)
+        assert readable(AgendaBatching(), view) == reference_agenda(
+            view, AgendaBatching().priority(view))
 
-
-def test_stable_argsort_equals_numpys_on_narrow_and_wide_keys():
-    rng = np.random.default_rng(0)
-    for bound in (7, 1 << 16, (1 << 16) + 1, 10**9):  # the 16-bit radix sort, then the default
-        keys = rng.integers(0, bound, 5000)
-        assert (stable_argsort(keys, bound) == np.argsort(keys, kind="stable")).all()
-
-
-
-@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3)), max_size=40))
-def test_same_or_minus_one_equals_a_dictionary_of_values(entries):
-    """Per key, the agenda's fan-out table: the value all of a key's entries share, -1 when
-    they differ or the key has none (``keys`` repeat, in any order)."""
-    keys = np.array([k for k, _ in entries], dtype=np.int64)
-    values = np.array([v for _, v in entries], dtype=np.int64)
-    seen: dict[int, set] = {}
-    for k, v in entries:
-        seen.setdefault(k, set()).add(v)
-    want = [next(iter(seen[k])) if len(seen.get(k, ())) == 1 else -1 for k in range(7)]
-    assert _same_or_minus_one(keys, values, 7) == want
 
 # --- the flat form ------------------------------------------------------------------------
 
@@ -385,7 +339,11 @@ def test_flat_schedule_round_trip():
 
 
 def test_flat_schedule_follows_an_overridden_schedule():
-    class Reversed(DepthBatching):  # inherits DepthBatching.schedule_flat, not its schedule
+    class Flat(DepthBatching):  # a flat form of its own
+        def schedule_flat(self, view):
+            return FlatSchedule.of(self.schedule(view))
+
+    class Reversed(Flat):  # inherits Flat.schedule_flat, not its schedule
         def schedule(self, view):
             return super().schedule(view)[::-1]
 
@@ -411,8 +369,6 @@ def check_analyses(graph):
         assert flat_schedule(strategy, view).batches() == batches
         planned = snapshot_plan(graph, batches).copy_counts()
         assert planned == reference_copies(graph, batches)
-        counted = count_copies(a, flat_schedule(strategy, view))  # the vectorized twin
-        assert (counted.copies, counted.copies_avoided, counted.elements_copied) == planned
     assert total_flops(graph, a) == reference_flops(graph)
     assert chain_bounds(a) == reference_chain_bounds(graph)
 
@@ -430,7 +386,7 @@ def test_copies_flops_and_bound_on_tutorial_graphs(name):
 
 def test_copies_flops_and_bound_on_lstm_models():
     """Block reads (the cell of a step node), nodes that keep more than their value (lstm_step)
-    and strided views, counted by explain's arrays."""
+    and strided views."""
     graph = bv.Graph()
     with graph:
         lstm_models_loss(seed=3)
@@ -440,7 +396,7 @@ def test_copies_flops_and_bound_on_lstm_models():
 def test_copies_on_runs_of_lstm_step_batches():
     """A Tree-LSTM with a loss at every node: the layout strategy runs its levels' steps
     back to back, laid out plane by plane, and its output layer reads their ``h`` as one
-    view; explain's arrays count that layout's copies as the plan does."""
+    view; the plan's copies equal the layout rule's in plain loops."""
     from batchviz.data import Vocab, synthetic_trees
     from batchviz.nn import TreeLSTMCell
 

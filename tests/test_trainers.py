@@ -60,6 +60,51 @@ def test_gradient_memory_is_reused_and_starts_from_zero(float64):
     assert not np.array_equal(W.grad, first)
 
 
+def test_backward_passes_before_an_update_add_up(float64):
+    """The first gradient of a step is written into the reused accumulator, which still
+    holds an older step's values (``grad_to_write``: not zeroed first); the later ones are
+    added to it: two backward passes give the sum of their gradients."""
+    model, W, E = quadratic_model()
+    backprop(W, E, rows=(3,), scale=5.0)  # an older step's gradient, left in the memory
+    model.zero_grad()
+    backprop(W, E)
+    backprop(W, E, rows=(1,), scale=2.0)
+    _, W1, E1 = quadratic_model()
+    backprop(W1, E1)
+    _, W2, E2 = quadratic_model()
+    backprop(W2, E2, rows=(1,), scale=2.0)
+    np.testing.assert_allclose(W.grad, W1.grad + W2.grad, rtol=1e-14)
+    np.testing.assert_allclose(E.grad, E1.grad + E2.grad, rtol=1e-14)
+
+
+def test_grad_to_write_is_new_once_per_step():
+    """A dense parameter's accumulator is new (to be written whole) at the first gradient
+    after zero_grad, and the same memory; a table's never is, and is zero."""
+    model, W, E = quadratic_model()
+    first, new = W.grad_to_write()
+    assert new
+    again, new = W.grad_to_write()
+    assert again is first and not new
+    model.zero_grad()
+    reused, new = W.grad_to_write()
+    assert reused is first and new
+    table, new = E.grad_to_write()
+    assert not new and not np.any(backend.to_numpy(table))
+
+
+def test_a_scale_of_one_leaves_the_gradient_as_it_is():
+    """No clipping this step (a scale of exactly 1, on the host): the rule reads the
+    gradient itself, not a copy; any other scale gives the product."""
+    from batchviz.nn.trainers import scaled
+    g = backend.state.xp.arange(4.0)
+    assert scaled(g, 1.0) is g
+    if backend.state.xp is np:
+        assert scaled(g, np.float32(1.0)) is g
+    half = scaled(g, 0.5)
+    assert half is not g
+    np.testing.assert_array_equal(backend.to_numpy(half), np.arange(4.0) * 0.5)
+
+
 def rows_with_gradient(table):
     """The table's rows with a gradient, on the host (the method gives the backend's array)."""
     return backend.to_numpy(table.rows_with_gradient())

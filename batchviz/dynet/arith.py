@@ -14,11 +14,9 @@ from functools import reduce
 
 from ..ops import api as bv
 from .dims import combine_dims, dims_of, layout, to_shape
-from ..twins import compiled_twin
 from .expression import Affine, Expression, add, as_expression, elementwise, matmul
 
 
-@compiled_twin
 def _unary(op, name: str, doc: str):
     def construct(x):
         try:
@@ -31,7 +29,6 @@ def _unary(op, name: str, doc: str):
     return construct
 
 
-@compiled_twin
 def _activation(op, name: str, doc: str):
     """:func:`_unary` for an activation that ends an affine transform: of a pending ``b +
     W * x`` it is one node (:meth:`.expression.Affine.activated`)."""
@@ -123,7 +120,6 @@ def _stepped(op, x, gradient_mode: str, who: str) -> Expression:
     return Expression(stepped, x.bd)
 
 
-@compiled_twin
 def cmult(x, y) -> Expression:
     """Element-wise product (DyNet's ``*`` is the matrix product)."""
     return elementwise(bv.cmult, x, y, "cmult")
@@ -155,7 +151,6 @@ def colwise_add(x, y) -> Expression:
     return add(x, y)
 
 
-@compiled_twin
 def _common(xs, who: str):
     """``(node ids laid out alike, bd)`` for a list of expressions broadcast together."""
     xs = [as_expression(x, who) for x in xs]

@@ -38,24 +38,32 @@ from ..ops import api as bv
 from . import graph as _graph
 from .dims import (as_matrix, combine_dims, dims_error, dims_of, products_per_instance,
                    selected_rows, to_shape)
-from ..twins import compiled_twin
 from .values import Values
 
 _SESSION = _graph.session  # (one object for the program's life: its settings change)
 
 
-@compiled_twin
 class ExpressionCore:
     """What DyNet programs use on every node: ``x``, ``bd``, ``+`` and ``*`` (``b + W * x``
     is built for every gate of every word). :class:`Expression` adds everything else."""
 
-    __slots__ = ("x", "bd")
+    __slots__ = ("_x", "bd")
 
     def __init__(self, x, bd: int = 1):
-        self.x = x
+        self._x = x
         self.bd = bd
         if _SESSION.immediate and type(x) is BvExpression:  # renew_cg(immediate_compute=True)
             self.npvalue()
+
+    @property
+    def x(self):
+        """What batchviz ops take: a batchviz expression, or a model parameter. (A
+        property, not a field: a pending :class:`Affine` builds its node when it is read.)"""
+        return self._x
+
+    @x.setter
+    def x(self, value):
+        self._x = value
 
     # --- + and *, with DyNet's meanings --------------------------------------------------
     # (each asks "an expression?" before "a number?": ``b + W * x`` is built for every
@@ -153,7 +161,6 @@ def broadcast_dims(a: Expression, b: Expression, who: str, right_only: bool = Fa
     return combine_dims(a.dim(), b.dim(), who, right_only)
 
 
-@compiled_twin
 def elementwise(op, a, b, who: str, right_only: bool = False) -> Expression:
     """``op`` (a batchviz element-wise op of two same-shaped arguments) of ``a`` and ``b``,
     broadcast as DyNet's element-wise ops are."""
@@ -191,7 +198,6 @@ def index_rows(e: Expression, index) -> Expression:
 
 
 # --- DyNet's * and +, and the affine transforms they make ------------------------------
-@compiled_twin
 class AffineCore(ExpressionCore):
     """What DyNet programs use of a pending ``b + W1 * x1 + ...`` on every gate: its terms,
     its node built on first use (``x``), ``+`` of a bias or of more products (:meth:`plus`)
@@ -291,7 +297,6 @@ class Affine(AffineCore, Expression):
         return total
 
 
-@compiled_twin
 def add(a, b) -> Expression:
     """DyNet's ``a + b`` (broadcast as its element-wise ops); a bias plus pending products
     stays one pending affine transform (the pending one of the two is extended; of two
@@ -311,7 +316,6 @@ def sub(a, b) -> Expression:
     return elementwise(bv.sub, a, b, "x - y")
 
 
-@compiled_twin
 def matmul(a, b) -> Expression:
     """DyNet's ``a * b``: the matrix product (a vector is a column; a matrix times a
     vector is a vector). A matrix times a vector or a minibatch of vectors is a pending

@@ -15,7 +15,6 @@ import math
 import numbers
 
 from ..ops import api as bv
-from ..twins import compiled_twin
 from . import graph as _graph
 from .arith import bmin, cmult, exp, rectify
 from .dims import dims_of, layout, to_shape
@@ -92,7 +91,6 @@ def constrained_softmax(x, y) -> Expression:
     return Expression(bv.constrained_softmax(scores, bounds), 1)
 
 
-@compiled_twin
 def pickneglogsoftmax(x, v) -> Expression:
     """``-log(softmax(x)[v])``: the cross-entropy loss of the scores ``x`` for class ``v``
     (a list of classes, one per instance, for a minibatch: :func:`pickneglogsoftmax_batch`)."""
@@ -105,7 +103,6 @@ def pickneglogsoftmax(x, v) -> Expression:
     return Expression(bv.pickneglogsoftmax(_scores(x, "pickneglogsoftmax"), v), 1)
 
 
-@compiled_twin
 def _scores(x: Expression, who: str):
     """The batchviz node of the scores ``x``: a vector per instance, ``(n,)`` or ``(n,
     bd)``. A column ``(n, 1)`` is a vector, as in DyNet (a network that reshapes its input

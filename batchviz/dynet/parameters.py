@@ -19,7 +19,6 @@ import numpy as np
 
 from ..backend import state
 from ..ops import api as bv
-from ..twins import compiled_twin
 from . import files
 from . import graph as _graph
 from .expression import Expression
@@ -168,7 +167,6 @@ class LookupParameters(_Stored):
             return node
         return bv.reshape(node, self.row_dims + ((batch,) if batch > 1 else ()))
 
-    @compiled_twin
     def __getitem__(self, i) -> Expression:
         return lookup(self, i)
 
@@ -251,7 +249,6 @@ class LookupExpression(Expression):
                               [int(row) for row in rows]})
 
 
-@compiled_twin
 def lookup(p: LookupParameters, index: int = 0, update: bool = True) -> Expression:
     """Row ``index`` of the table ``p``; ``update=False`` makes it a constant."""
     if not isinstance(p, LookupParameters):

@@ -12,7 +12,6 @@ for the GRU.
 """
 from __future__ import annotations
 
-from ..twins import compiled_twin
 from .arith import affine_transform, cmult, logistic, tanh
 from .dims import dims_of
 from .expression import Expression, as_expression
@@ -31,7 +30,6 @@ def _size(v):
         return None
 
 
-@compiled_twin
 def _as_input(x, who: str) -> Expression:
     """``x`` as a builder's input. A ``(n, 1)`` column is the vector it holds, as in DyNet,
     whose builders take it: a product of a matrix and a column (an attention's context,

@@ -14,7 +14,6 @@ import numbers
 import numpy as np
 
 from ..ops import api as bv
-from ..twins import compiled_twin
 from .dims import dims_of, layout, to_shape
 from .expression import Expression, as_expression
 
@@ -107,7 +106,6 @@ def _aligned(xs, who: str):
     return xs, bd
 
 
-@compiled_twin
 def concatenate(xs, d: int = 0) -> Expression:
     """Concatenation along dimension ``d`` (vectors: ``d = 0``).
 
@@ -137,7 +135,6 @@ def concatenate_aligned(xs, d: int) -> Expression:
     return joined if kept == ndim else reshape(joined, dims_of(joined)[:kept], bd)
 
 
-@compiled_twin
 def _rows_of(xs: list):
     """The batchviz nodes of ``xs`` when they are all plain expressions (no parameters or
     pending products) of the same minibatch size and the same dimensions after the first,

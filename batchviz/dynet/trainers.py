@@ -23,7 +23,7 @@ import numpy as np
 
 from ..backend import state
 from ..nn.trainers import Trainer as BatchvizTrainer
-from ..nn.trainers import adam_update
+from ..nn.trainers import adam_update, scaled
 from .parameters import LookupParameters
 
 
@@ -103,12 +103,12 @@ class Trainer(BatchvizTrainer):
         arrays = [values, grad, *slots]
         if (values.size <= step or state.xp is not np
                 or not all(a.flags.c_contiguous for a in arrays)):
-            self.rule(values, grad * scale, slots)
+            self.rule(values, scaled(grad, scale), slots)
             return
         values, grad, *slots = (a.reshape(-1) for a in arrays)
         for start in range(0, values.size, step):
             piece = slice(start, start + step)
-            self.rule(values[piece], grad[piece] * scale, [s[piece] for s in slots])
+            self.rule(values[piece], scaled(grad[piece], scale), [s[piece] for s in slots])
 
     def _slots_of(self, p) -> list:
         slots = self._slots.get(id(p))

@@ -45,7 +45,11 @@ def execute_backward(graph, loss: int, xp, keep: bool = False) -> tuple:
             if not need or grad is None:
                 continue
             if type(grad) is WeightGradient and defer:
-                weight_terms.setdefault(read.node, []).append(grad)
+                terms = weight_terms.get(read.node)
+                if terms is None:
+                    weight_terms[read.node] = [grad]
+                else:
+                    terms.append(grad)
                 continue
             for b in origin:  # the batches that computed these arguments now have a gradient
                 if b >= 0:
@@ -53,7 +57,7 @@ def execute_backward(graph, loss: int, xp, keep: bool = False) -> tuple:
             add_gradient(graph, grads, read, grad, index, xp)
             scatters += is_copy(read)
     for node, terms in weight_terms.items():
-        _add_weight_gradient(xp, graph.param_of_node[node].grad_array(), terms)
+        _add_weight_gradient(xp, graph.param_of_node[node], terms)
     if check:
         numerics.check_parameters(graph, weight_terms, xp)
     kept = buffer.copy() if keep else None
@@ -84,35 +88,38 @@ def backward_kernel(batch, run, grads, xp) -> list:
 
 def add_gradient(graph, grads, read, grad, index, xp) -> None:
     """Add one argument position's gradient to where its arguments live, as ``read`` read
-    them (``index``: what a copy gathered with)."""
-    match read:
-        case Shared(node):
-            _add_to_parameter(graph.param_of_node[node], grad, xp)
-        case View(arena, start, length):
-            target = grads[arena][start:start + length]
-            if type(grad) is BlockGradient:  # only its band of rows
-                target.reshape(grad.shape)[:, grad.lo:grad.hi] += grad.values
-            else:
-                target += grad.reshape(-1)
-        case Strided(arena, start, n, size, step):
-            target = strided_view(xp, grads[arena], start, n, size, step)
-            if type(grad) is BlockGradient:
-                target.reshape(grad.shape)[:, grad.lo:grad.hi] += grad.values
-            else:
-                target += grad.reshape(n, size)
-        case Concat(arena, pieces, _):
-            flat, at = _dense(grad, xp).reshape(-1), 0
-            for start, length in pieces:  # slice by slice: a batch read twice adds twice
-                grads[arena][start:start + length] += flat[at:at + length]
-                at += length
-        case Copy(arena, _, _, unique):
-            _scatter(grads[arena], index, _dense(grad, xp).reshape(-1), unique)
-        case CopyFromArenas(groups, n, _, unique):
-            rows = _dense(grad, xp).reshape(n, -1)
-            for (arena, _, _), (at, arena_index, width) in zip(groups, index):
-                _scatter(grads[arena], (arena_index, width), rows[at].reshape(-1), unique)
-        case Stack(pieces):
-            _add_to_pieces(graph, grads, pieces, _dense(grad, xp).reshape(-1))
+    them (``index``: what a copy gathered with). The kinds are told apart as
+    :func:`~batchviz.execute.forward.read_block` tells them."""
+    kind = type(read)
+    if kind is View:
+        arena, start, length = read
+        target = grads[arena][start:start + length]
+        if type(grad) is BlockGradient:  # only its band of rows
+            target.reshape(grad.shape)[:, grad.lo:grad.hi] += grad.values
+        else:
+            target += grad.reshape(-1)
+    elif kind is Shared:
+        _add_to_parameter(graph.param_of_node[read.node], grad, xp)
+    elif kind is Strided:
+        arena, start, n, size, step = read
+        target = strided_view(xp, grads[arena], start, n, size, step)
+        if type(grad) is BlockGradient:
+            target.reshape(grad.shape)[:, grad.lo:grad.hi] += grad.values
+        else:
+            target += grad.reshape(n, size)
+    elif kind is Copy:
+        _scatter(grads[read.arena], index, _dense(grad, xp).reshape(-1), read.unique)
+    elif kind is Concat:
+        flat, at = _dense(grad, xp).reshape(-1), 0
+        for start, length in read.pieces:  # slice by slice: a batch read twice adds twice
+            grads[read.arena][start:start + length] += flat[at:at + length]
+            at += length
+    elif kind is CopyFromArenas:
+        rows = _dense(grad, xp).reshape(read.n, -1)
+        for (arena, _, _), (at, arena_index, width) in zip(read.groups, index):
+            _scatter(grads[arena], (arena_index, width), rows[at].reshape(-1), read.unique)
+    elif kind is Stack:
+        _add_to_pieces(graph, grads, read.pieces, _dense(grad, xp).reshape(-1))
 
 
 def _dense(grad, xp):
@@ -145,23 +152,36 @@ def _add_to_pieces(graph, grads, pieces, flat) -> None:
 
 def _add_to_parameter(param, grad, xp) -> None:
     """A parameter's gradient: a few rows of a lookup table (which remembers them), or the
-    whole array."""
+    whole array (written, where it is the parameter's first of the step)."""
     if type(grad) is SparseRows:
         param.add_to_rows(grad.rows, grad.values)
         return
     if type(grad) is WeightGradient:
         grad = grad.value(xp)
-    param.grad_array()[...] += grad
+    target, new = param.grad_to_write()
+    if new:
+        target[...] = grad
+    else:
+        target[...] += grad
 
 
-def _add_weight_gradient(xp, target, terms) -> None:
-    """``target += sum_k g_k^T x_k`` as one product over the stacked rows of every term."""
+def _add_weight_gradient(xp, param, terms) -> None:
+    """``grad += sum_k g_k^T x_k`` for ``param`` as one product over the stacked rows of
+    every term (the product written straight into the gradient where it is the
+    parameter's first of the step)."""
+    target, new = param.grad_to_write()
     if len(terms) == 1:
-        target += terms[0].value(xp)
+        if new:
+            target[...] = terms[0].value(xp)
+        else:
+            target += terms[0].value(xp)
         return
     g = _stacked(xp, [t.g for t in terms])
     x = _stacked(xp, [t.x for t in terms])
-    target += g.T @ x
+    if new:
+        xp.matmul(g.T, x, out=target)
+    else:
+        target += g.T @ x
     POOL.give(g)
     POOL.give(x)
 

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from . import numerics
 from ..backend import to_device_index
-from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View
+from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View, record
 from .memory import batch_outputs, copy_index, gather, strided_view
 
 
@@ -30,12 +30,14 @@ def execute_forward(graph, plan, arenas, xp) -> list:
     ``arenas``, in a new arena; returns one :class:`BatchRun` per batch."""
     arena = arenas.new(plan.arena_size)
     check = numerics.checking(graph)  # asked once per run: nothing is paid per batch when off
-    return [run_batch(graph, arenas, arena, batch, xp, check) for batch in plan.batches]
+    arrays = arenas.arrays  # (the list itself: indexing it costs less than a method call)
+    return [run_batch(graph, arrays, arena, batch, xp, check) for batch in plan.batches]
 
 
 def run_batch(graph, arenas, arena, batch, xp, check: bool = False) -> BatchRun:
-    """Read the batch's arguments, run its kernel once, write its outputs (``check``: stop
-    if they are not finite, :func:`~batchviz.check_numerics`)."""
+    """Read the batch's arguments, run its kernel once, write its outputs (``arenas``: the
+    arena arrays, by number; ``check``: stop if they are not finite,
+    :func:`~batchviz.check_numerics`)."""
     ins, indices = [], []
     for read, shape in zip(batch.reads, batch.in_shapes):
         block, index = read_block(graph, arenas, read, xp)
@@ -55,30 +57,37 @@ def run_batch(graph, arenas, arena, batch, xp, check: bool = False) -> BatchRun:
         out.reshape(result.shape)[...] = result  # one copy, whatever the result's memory order
     if check:
         numerics.check_forward(graph, batch, arena, xp)
-    return BatchRun(ins, out, indices)
+    return record(BatchRun, ins, out, indices)
 
 
 def read_block(graph, arenas, read, xp) -> tuple:
     """``(block, index)``: the arguments of one read as one array (flat, or ``(n, size)`` for
-    a strided view), and what a copy gathered with (None for the other kinds)."""
-    match read:
-        case Shared(node):
-            return graph.param_of_node[node].array, None
-        case View(arena, start, length):
-            return arenas[arena][start:start + length], None
-        case Strided(arena, start, n, size, step):
-            block = strided_view(xp, arenas[arena], start, n, size, step)
-            return (block[:, 0] if size == 1 else block), None  # scalars: a flat block
-        case Concat(arena, pieces, _):
-            flat = arenas[arena]
-            return xp.concatenate([flat[s:s + length] for s, length in pieces]), None
-        case Copy(arena, starts, size, _):
-            index, width = copy_index(starts, size)
-            return gather(arenas[arena], index, width), (index, width)
-        case CopyFromArenas(groups, n, size, _):
-            return _gather_from_arenas(arenas, groups, n, size, xp)
-        case Stack(pieces):
-            return xp.concatenate([_piece(graph, arenas, piece) for piece in pieces]), None
+    a strided view), and what a copy gathered with (None for the other kinds). ``arenas``:
+    the arena arrays, by number.
+
+    The kinds are told apart by ``type(read) is``, most common first, rather than by a
+    ``match`` statement: compiled, a class pattern checks the pattern's attribute names on
+    every match, which costs more than reading a view does."""
+    kind = type(read)
+    if kind is View:
+        arena, start, length = read
+        return arenas[arena][start:start + length], None
+    if kind is Shared:
+        return graph.param_of_node[read.node].array, None
+    if kind is Strided:
+        arena, start, n, size, step = read
+        block = strided_view(xp, arenas[arena], start, n, size, step)
+        return (block[:, 0] if size == 1 else block), None  # scalars: a flat block
+    if kind is Copy:
+        index, width = copy_index(read.starts, read.size)
+        return gather(arenas[read.arena], index, width), (index, width)
+    if kind is Concat:
+        flat = arenas[read.arena]
+        return xp.concatenate([flat[s:s + length] for s, length in read.pieces]), None
+    if kind is CopyFromArenas:
+        return _gather_from_arenas(arenas, read.groups, read.n, read.size, xp)
+    if kind is Stack:
+        return xp.concatenate([_piece(graph, arenas, piece) for piece in read.pieces]), None
     raise TypeError(f"unknown read {read!r}")
 
 

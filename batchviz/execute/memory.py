@@ -160,8 +160,20 @@ def strided_view(xp, flat, start: int, n: int, size: int, step: int):
     if stop <= flat.size:
         return flat[start:stop].reshape(n, step)[:, :size]
     item = flat.itemsize
-    return xp.lib.stride_tricks.as_strided(flat[start:], shape=(n, size),
-                                           strides=(step * item, item))
+    return strided_array(xp, flat, start, (n, size), (step * item, item))
+
+
+def strided_array(xp, flat, start: int, shape: tuple, strides: tuple):
+    """The elements of ``flat`` from ``flat[start]`` on as an array of ``shape`` whose axes
+    step ``strides`` bytes, without a copy: what ``as_strided`` makes. On NumPy it is made
+    with the ``ndarray`` constructor over ``flat``'s memory (as :func:`rows_view` is),
+    which also checks that it stays inside ``flat``: ``as_strided`` is Python code that
+    costs several microseconds, and the batches of LSTM steps (which keep several blocks,
+    see :func:`batch_outputs`) pay it for every output and every gradient. Other backends
+    use their own ``as_strided``."""
+    if xp is np:
+        return np.ndarray(shape, flat.dtype, flat, start * flat.itemsize, strides)
+    return xp.lib.stride_tricks.as_strided(flat[start:], shape=shape, strides=strides)
 
 
 def batch_outputs(xp, flat, batch):
@@ -178,5 +190,4 @@ def batch_outputs(xp, flat, batch):
     for axis in range(len(shape) - 2, 0, -1):   # a C-ordered (n,) + shape block ...
         strides[axis] = strides[axis + 1] * shape[axis + 1]
     strides[0] = batch.block_stride * item       # ... every block_stride elements
-    return xp.lib.stride_tricks.as_strided(flat[batch.start:], shape=shape,
-                                           strides=tuple(strides))
+    return strided_array(xp, flat, batch.start, shape, tuple(strides))

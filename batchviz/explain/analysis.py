@@ -2,10 +2,11 @@
 
 Nothing runs and nothing is traced node by node. The graph's own strategy, when the whole
 graph ran with it, is shown as it ran: its runs' batches and plans. Every other strategy
-schedules a snapshot of the graph (as if nothing had run: a dry run), and the numbers a
-report needs - batches, copies, kernel launches, the lower bound, per-signature batch
-counts - come from NumPy over the whole graph at once, so that explaining a graph costs
-less than building it did.
+schedules a snapshot of the graph (as if nothing had run: a dry run) and plans it on an
+empty layout, as a run of the whole graph would be planned: its copies are the plan's own
+(:meth:`~batchviz.plan.Plan.copy_counts`), never a second statement of the read rule. The
+other numbers of the report - kernel launches, the lower bound, per-signature batch counts
+- come from NumPy over the whole graph at once.
 """
 from __future__ import annotations
 
@@ -14,12 +15,10 @@ import time
 import numpy as np
 
 from ..backend import state
-from ..schedule import (FlatSchedule, PendingView, Strategy, flat_schedule, resolve_strategy,
-                        schedule)
+from ..schedule import FlatSchedule, PendingView, Strategy, resolve_strategy, schedule
 from ..plan.arrays import graph_arrays
-from ..plan.vectorized import count_copies
 from ..signature_names import display_names
-from ..trace.record import graph_of, ran_with
+from ..trace.record import graph_of, ran_with, snapshot_plan
 from .bound import chain_bounds
 from .costmodel import cost_model
 from .diagnose import small_batch_reason, verdict
@@ -76,11 +75,10 @@ def explain(loss, strategies=DEFAULT_STRATEGIES, optimum=None) -> Explanation:
                 [list(b.nodes) for run in graph.plans for b in run.batches])
             copies, avoided, elements = (sum(c) for c in zip(*(run.copy_counts()
                                                                for run in graph.plans)))
-        else:    # a dry run: the plan's copy counts, a whole schedule at once
-            flat = schedules[strategy.name] = _flat_snapshot(strategy, view)
-            counts = count_copies(a, flat)
-            copies, avoided, elements = (counts.copies, counts.copies_avoided,
-                                         counts.elements_copied)
+        else:    # a dry run: its schedule planned as a run of the whole graph would be
+            batches = schedule(strategy, view)  # (checked, unless built in)
+            flat = schedules[strategy.name] = FlatSchedule.of(batches)
+            copies, avoided, elements = snapshot_plan(graph, batches).copy_counts()
         kernels = len(flat) + copies
         results[strategy.name] = StrategyResult(
             name=strategy.name, batches=len(flat), kernels=kernels, copies=copies,
@@ -169,12 +167,3 @@ def _as_list(strategies) -> list:
     if isinstance(strategies, (str, Strategy, type)) or hasattr(strategies, "schedule"):
         return [strategies]
     return list(strategies)
-
-
-def _flat_snapshot(strategy, view: PendingView) -> FlatSchedule:
-    """``strategy``'s schedule of every node of the graph (``view``), in flat form. Built-in
-    strategies compute the flat form directly; other schedules are checked first, as the
-    runtime checks them (:func:`~batchviz.schedule.schedule`)."""
-    if getattr(strategy, "trusted", False):
-        return flat_schedule(strategy, view)
-    return FlatSchedule.of(schedule(strategy, view))

@@ -11,6 +11,8 @@ was used (DyNet's sparse updates), while the arithmetic stays one dense kernel p
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..backend import state
 from ..model import LookupParameters
 
@@ -58,6 +60,17 @@ class Trainer:
         raise NotImplementedError
 
 
+def scaled(grad, scale):
+    """``grad * scale`` (``scale``: from :meth:`Trainer._clip_scale`), or ``grad`` itself when
+    the scale is exactly 1 and on the host (no clipping this step, on NumPy): the same
+    values without another pass over every gradient. The update rules only read it. (On a
+    GPU the scale stays on the device, where reading it would wait for the device.)"""
+    if type(scale) is float or state.xp is np:
+        if scale == 1.0:
+            return grad
+    return grad * scale
+
+
 class SGDTrainer(Trainer):
     """Plain SGD: ``p -= eta * g`` with ``eta = learning_rate / (1 + decay * epoch)``.
 
@@ -101,7 +114,7 @@ class AdamTrainer(Trainer):
             moments = (xp.zeros_like(grad), xp.zeros_like(grad))
             self._moments[id(p)] = moments
         m, v = moments
-        g = grad * scale
+        g = scaled(grad, scale)
         t = self.updates
         eta = self.learning_rate * (1.0 - self.beta2 ** t) ** 0.5 / (1.0 - self.beta1 ** t)
         if isinstance(p, LookupParameters):

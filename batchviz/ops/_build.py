@@ -18,10 +18,8 @@ import numpy as np
 from ..errors import GraphMismatchError
 from ..graph import ExpressionBase, RemovedNodes, current_graph
 from ..parameters import ParameterBase
-from ..twins import compiled_twin
 
 
-@compiled_twin
 def as_nodes(xs) -> tuple:
     """``(graph, node ids)`` for a sequence of expressions / parameters, all from one graph
     (the open graph when there are parameters only).
@@ -85,7 +83,6 @@ def build(op, args, attrs=None):
     return graph.add(op, ids, attrs)
 
 
-@compiled_twin
 def build_memoized(op, x, attrs):
     """:func:`build` of a one-argument op that defines ``Op.memo_key``, its ``attrs``
     already checked by the constructor. For an expression of a live graph (the common
@@ -98,14 +95,13 @@ def build_memoized(op, x, attrs):
     return build(op, (x,), attrs)
 
 
-@compiled_twin
 def build_over_nodes(op, xs: list):
     """:func:`build` of ``op`` over a list of expressions, all of one live graph (a BiLSTM's
     ``[f; b]`` at every word, a Tree-LSTM's ``[h_l; h_r]`` at every tree node): their node
     ids and depth in one loop, then :meth:`Graph.add_memoized` (a memo lookup and a push
     once the graph has built such a node). Anything else, parameters included, takes the
     general path, which checks everything and reports mistakes at the user's line."""
-    if xs and isinstance(xs[0], ExpressionBase):
+    if xs and isinstance(xs[0], ExpressionBase) and not xs[0].graph.finished:
         g = xs[0].graph
         depths, ids, depth = g.depths, [], 0
         for x in xs:
@@ -116,12 +112,10 @@ def build_over_nodes(op, xs: list):
             if depths[n] > depth:
                 depth = depths[n]
         else:
-            if not g.finished:
-                return g.add_memoized(op, tuple(ids), None, depth + 1)
+            return g.add_memoized(op, tuple(ids), None, depth + 1)
     return build(op, expression_list(xs, op.name))
 
 
-@compiled_twin
 def build_over_parameters(op, terms):
     """:func:`build` of ``op`` over the list ``terms = [b, W1, x1, W2, x2, ...]``: an
     output layer or an MLP's layer, built for every word, tree node or parser decision of
@@ -133,8 +127,8 @@ def build_over_parameters(op, terms):
     x = terms[2]
     if isinstance(x, ExpressionBase) and not x.graph.finished:
         g = x.graph
-        node_of = g.param_node.get
-        b, W = node_of(id(terms[0])), node_of(id(terms[1]))
+        param_node = g.param_node
+        b, W = param_node.get(id(terms[0])), param_node.get(id(terms[1]))
         if b is not None and W is not None:
             # a node's depth is its deepest argument's plus one (parameters have depth 0)
             n = x.node
@@ -143,7 +137,7 @@ def build_over_parameters(op, terms):
             depths = g.depths
             ids, depth = [b, W, n], depths[n]
             for weight, vector in zip(terms[3::2], terms[4::2]):
-                w = node_of(id(weight))
+                w = param_node.get(id(weight))
                 if w is None or not isinstance(vector, ExpressionBase) or vector.graph is not g:
                     break
                 n = vector.node
@@ -161,41 +155,54 @@ def _named(construct, op, doc: str, args: str):
     return construct
 
 
-@compiled_twin
 def unary_elementwise(op, doc: str):
     """Constructor for a fixed-signature element-wise op of one argument."""
     sig = op.fixed_signature
 
     def construct(x):
         if isinstance(x, ExpressionBase):
-            g = x.graph
-            if g.finished:
-                g.check_alive()
-            n = x.node
-            return g.push(op, (n,), None, g.shapes[n], sig, g.depths[n] + 1)
-        return build(op, (x,))
+            return unary_node(op, sig, x)
+        return build(op, (x,))  # (a parameter: checked and made a node first)
 
     return _named(construct, op, doc, "x")
 
 
-@compiled_twin
+def unary_node(op, sig: int, x: ExpressionBase):
+    """The node of a one-argument element-wise ``op`` (its signature ``sig``) over the
+    expression ``x``: the argument's shape, one deeper."""
+    if x.graph.finished:
+        x.graph.check_alive()  # (raises: the graph was finished, or the node reverted)
+    g = x.graph
+    n = x.node
+    return g.push(op, (n,), None, g.shapes[n], sig, g.depths[n] + 1)
+
+
 def binary_elementwise(op, doc: str):
     """Constructor for a fixed-signature element-wise op of two same-shaped arguments."""
     sig = op.fixed_signature
 
     def construct(x, y):
-        if isinstance(x, ExpressionBase) and isinstance(y, ExpressionBase) and x.graph is y.graph:
-            g = x.graph
-            if g.finished:
-                g.check_alive()
-            a, b = x.node, y.node
-            shapes = g.shapes
-            shape = shapes[a]
-            if shapes[b] != shape:
-                op.infer_shape([shape, shapes[b]], None)  # raises the ShapeError
-            depths = g.depths
-            da, db = depths[a], depths[b]
-            return g.push(op, (a, b), None, shape, sig, (da if da > db else db) + 1)
-        return build(op, (x, y))
+        if isinstance(x, ExpressionBase) and isinstance(y, ExpressionBase):
+            return binary_node(op, sig, x, y)
+        return build(op, (x, y))  # (a parameter: checked and made a node first)
 
     return _named(construct, op, doc, "x, y")
+
+
+def binary_node(op, sig: int, x: ExpressionBase, y: ExpressionBase):
+    """The node of a two-argument element-wise ``op`` (its signature ``sig``) over the
+    expressions ``x`` and ``y`` of one shape: that shape, one deeper than the deeper
+    argument."""
+    if x.graph is not y.graph:
+        return build(op, (x, y))  # (raises: expressions of two graphs)
+    if x.graph.finished:
+        x.graph.check_alive()  # (raises: the graph was finished, or the node reverted)
+    g = x.graph
+    a, b = x.node, y.node
+    shapes = g.shapes
+    shape = shapes[a]
+    if shapes[b] != shape:
+        op.infer_shape([shape, shapes[b]], None)  # raises the ShapeError
+    depths = g.depths
+    da, db = depths[a], depths[b]
+    return g.push(op, (a, b), None, shape, sig, (da if da > db else db) + 1)

@@ -9,7 +9,6 @@ from .. import backend
 from ..backend import state
 from ..graph import current_graph
 from ..parameters import LookupBase
-from ..twins import compiled_twin
 from .base import Op, register, shared_node
 from .gradients import SparseRows
 
@@ -63,7 +62,6 @@ class Lookup(Op):
     def signature(self, graph, args, attrs, shape):
         return ("lookup", shared_node(args[0])), (0,)
 
-    @compiled_twin
     def memo_key(self, graph, args, attrs):
         return (self, args[0])  # the table's node fixes both the shape and the signature
 
@@ -111,7 +109,6 @@ def zeros(shape):
     return g.add(ZEROS, (), shape)
 
 
-@compiled_twin
 def lookup(table, index):
     """Row ``index`` of lookup parameters ``table`` (also written ``table[index]``).
 

@@ -17,7 +17,6 @@ from .elementwise import logistic_values
 from ._build import build, build_over_parameters, expression_list
 from .gradients import WeightGradient
 from .parameter import PARAMETER
-from ..twins import compiled_twin
 
 
 #: a shared ``A`` of at least ``TRANSPOSED_MIN_ROWS`` rows times a batch of at most
@@ -120,7 +119,6 @@ class MatMul(Op):
         a_key, shared = _factor_key(graph, args[0])
         return ("matmul", a_key, graph.shapes[args[1]]), ((0,) if shared else ())
 
-    @compiled_twin
     def memo_key(self, graph, args, attrs):
         a, x = args
         shapes = graph.shapes
@@ -213,7 +211,6 @@ class AffineArguments(Op):
                                                   needs[i], needs[i + 1])
         return grads
 
-    @compiled_twin
     def memo_key(self, graph, args, attrs):
         """The bias's and the ``W``s' node ids (a parameter's id is what the signature
         names; any other node's id fixes its shape; a bias that is not a parameter is
@@ -304,7 +301,6 @@ ACTIVATIONS = ("logistic", "tanh", "rectify")
 _ACTIVATED = {f: register(ActivatedAffine(f)) for f in ACTIVATIONS}
 
 
-@compiled_twin
 def matmul(a, x):
     """``a @ x``: matrix times vector, or matrix times matrix.
 
@@ -320,7 +316,6 @@ def matmul(a, x):
     return build(_MATMUL, (a, x))
 
 
-@compiled_twin
 def affine_transform(terms):
     """``b + W1 @ x1 + W2 @ x2 + ...`` from the list ``[b, W1, x1, W2, x2, ...]``."""
     if type(terms) is list and len(terms) % 2 and len(terms) > 2:  # usually parameters
@@ -328,7 +323,6 @@ def affine_transform(terms):
     return build(_AFFINE, expression_list(terms, "affine_transform"))
 
 
-@compiled_twin
 def activated_affine(activation: str, terms):
     """``activation(b + W1 @ x1 + ...)`` from the list ``[b, W1, x1, W2, x2, ...]``, as one
     node: ``activated_affine("tanh", [b, W, x])`` is ``bv.tanh(bv.affine_transform([b, W,

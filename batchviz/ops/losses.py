@@ -16,7 +16,6 @@ import numpy as np
 from .. import backend
 from .base import Op, register
 from ._build import build, build_memoized
-from ..twins import compiled_twin
 
 
 def _vector_only(op, shapes):
@@ -231,7 +230,6 @@ class PickNegLogSoftmax(Op):
         _vector_only(self, shapes)
         return ()
 
-    @compiled_twin
     def memo_key(self, graph, args, attrs):
         return (self, graph.shapes[args[0]])  # the class index is checked by the constructor
 
@@ -367,7 +365,6 @@ def constrained_softmax(x, bounds):
     return build(_CONSTRAINED_SOFTMAX, (x, bounds))
 
 
-@compiled_twin
 def pickneglogsoftmax(x, index):
     """``-log(softmax(x)[index])``: the cross-entropy loss of a score vector."""
     if type(index) is not int:

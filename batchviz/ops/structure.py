@@ -15,7 +15,6 @@ from .. import backend
 from ..signature import shape_text
 from .base import Op, register
 from ._build import as_nodes, build, build_memoized, build_over_nodes, expression_list
-from ..twins import compiled_twin
 
 
 class Concatenate(Op):
@@ -36,7 +35,6 @@ class Concatenate(Op):
             raise self.error("cannot concatenate scalars; make them vectors with bv.reshape(x, (1,))")
         return (sum(s[0] for s in shapes),) + first[1:]
 
-    @compiled_twin
     def memo_key(self, graph, args, attrs):
         return (self, *map(graph.shapes.__getitem__, args))
 
@@ -161,7 +159,6 @@ _RESHAPE = register(Reshape())
 _TRANSPOSE = register(Transpose())
 
 
-@compiled_twin
 def concatenate(xs):
     """Concatenate a list of expressions along the first axis."""
     if type(xs) is list:

@@ -1,10 +1,10 @@
-"""What the layout rule needs of every node and argument, as NumPy arrays: the pending
-view's arrays (:class:`~batchviz.schedule.arrays.PendingArrays`, built once) and, per node and
-per argument entry, the sizes, blocks and kinds of read the plan looks at.
+"""What ``explain``'s whole-graph analyses need of every node and argument, as NumPy arrays:
+the pending view's arrays (:class:`~batchviz.schedule.arrays.PendingArrays`, built once)
+and, per node, its size and first dimension and the kind of op it is.
 
-``explain`` looks at every node several times (three schedules' memory layouts, the lower
-bound, the flop count); doing that in Python would cost more than building the graph did.
-The arrays are a read-only copy: the graph is never changed.
+``explain`` looks at every node several times (the lower bound, the flop count, the lines
+of code whose nodes split); doing that in Python would cost more than building the graph
+did. The arrays are a read-only copy: the graph is never changed.
 """
 from __future__ import annotations
 
@@ -22,16 +22,12 @@ class GraphArrays:
     sig: np.ndarray          # signature per node
     depth: np.ndarray        # depth per node
     size: np.ndarray         # number of elements per node (its value)
-    blocks: np.ndarray       # blocks of its value's size each node keeps (Op.storage_blocks)
     rows: np.ndarray         # first dimension of each node's shape (1 for a scalar)
     is_param: np.ndarray     # parameters are never scheduled (done from the start)
     elementwise: np.ndarray  # per node: its op reads flat blocks (the executor's sizes rule)
     one_gather: np.ndarray   # per node: its op reads all its arguments with one gather
     arg_ptr: np.ndarray      # node i's arguments are arg_flat[arg_ptr[i]:arg_ptr[i + 1]]
     arg_flat: np.ndarray     # argument node ids, node after node
-    arg_shared: np.ndarray   # per entry: a shared position of its user's signature (not gathered)
-    arg_size: np.ndarray     # per entry: the elements its user reads (the argument's size)
-    arg_block: np.ndarray    # per entry: which block of what the argument keeps is read (0: its value)
     arity: np.ndarray        # number of arguments per node
     edge_ptr: np.ndarray     # node i's scheduled arguments (not parameters) are
     edge_arg: np.ndarray     #   edge_arg[edge_ptr[i]:edge_ptr[i + 1]], in argument order
@@ -71,54 +67,10 @@ def graph_arrays(graph, view: PendingView | None = None) -> GraphArrays:
     sig_one_gather = np.array([bool(info.op.one_gather) for info in infos], dtype=bool)
     size, rows = _sizes_and_rows(graph.shapes if n == len(graph.shapes) else graph.shapes[:n])
     return GraphArrays(
-        n=n, sig=v.sig, depth=v.depth, size=size, blocks=_blocks(infos, v),
-        rows=rows, is_param=~v.pending,
+        n=n, sig=v.sig, depth=v.depth, size=size, rows=rows, is_param=~v.pending,
         elementwise=sig_elementwise[v.sig], one_gather=sig_one_gather[v.sig],
-        arg_ptr=v.arg_ptr, arg_flat=v.arg_flat,
-        arg_shared=_shared_entries(infos, v), arg_size=size[v.arg_flat],
-        arg_block=_read_blocks(infos, v),
-        arity=np.diff(v.arg_ptr),
+        arg_ptr=v.arg_ptr, arg_flat=v.arg_flat, arity=np.diff(v.arg_ptr),
         edge_ptr=v.edge_ptr, edge_arg=v.edge_arg)
-
-
-def _shared_entries(infos, v) -> np.ndarray:
-    """Per argument entry: whether its position is a shared one of its user's signature.
-    Few signatures have shared positions, and few positions are shared: marked position
-    by position over the nodes of those signatures."""
-    shared = np.zeros(len(v.arg_flat), dtype=bool)
-    positions = {s: list(info.shared) for s, info in enumerate(infos) if info.shared}
-    if not positions:
-        return shared
-    width = max(max(ps) for ps in positions.values()) + 1
-    table = np.zeros((len(infos), width), dtype=bool)   # signature x position: shared?
-    for s, ps in positions.items():
-        table[s, ps] = True
-    users = np.flatnonzero(table.any(axis=1)[v.sig])
-    arity = v.arg_ptr[users + 1] - v.arg_ptr[users]
-    for p in np.flatnonzero(table.any(axis=0)).tolist():
-        at_p = users[table[v.sig[users], p] & (arity > p)]
-        shared[v.arg_ptr[at_p] + p] = True
-    return shared
-
-
-def _blocks(infos, v) -> np.ndarray:
-    """Per node: how many blocks of its value's size it keeps, its signature's ``blocks``."""
-    table = np.fromiter((info.blocks for info in infos), dtype=np.int64, count=len(infos))
-    return table[v.sig]
-
-
-def _read_blocks(infos, v) -> np.ndarray:
-    """Per argument entry: the block of what the argument keeps that its user reads: 0, its
-    value, except at the positions where a signature reads another block
-    (``SignatureInfo.reads``), which are set position by position over the nodes of those
-    signatures."""
-    read = np.zeros(len(v.arg_flat), dtype=np.int64)
-    for s, reads in ((s, info.reads) for s, info in enumerate(infos) if info.reads):
-        users = np.flatnonzero(v.sig == s)
-        for p, block in reads.items():
-            at_p = users[v.arg_ptr[users + 1] - v.arg_ptr[users] > p]
-            read[v.arg_ptr[at_p] + p] = block
-    return read
 
 
 class _ShapeTable:

@@ -12,3 +12,19 @@ cpdef tuple place_batches(graph, batches, layout, Py_ssize_t start)
 
 @cython.locals(shapes=list, node=Py_ssize_t, sizes=list)
 cpdef _sizes_if_several(batch, shapes)
+
+
+cdef class Layout:
+    cdef public list address
+    cdef public list batch_of
+    cdef public list bases
+    cdef public object next_address
+    cdef public list batches
+
+    cpdef Py_ssize_t arena_of(self, Py_ssize_t address) except? -2
+
+    @cython.locals(address=Py_ssize_t)
+    cpdef Py_ssize_t address_of(self, Py_ssize_t node, Py_ssize_t block=*) except? -2
+
+    @cython.locals(address=Py_ssize_t, arena=Py_ssize_t)
+    cpdef tuple where(self, Py_ssize_t node, Py_ssize_t block=*)

@@ -2,15 +2,27 @@
 # are those of the .py.
 import cython
 
+from batchviz.plan.layout cimport Layout
+
 
 @cython.locals(nodes=tuple, n=Py_ssize_t, all_attrs=list, all_args=list, node=Py_ssize_t,
                j=Py_ssize_t, reads=list, positions=list)
-cpdef plan_batch(graph, layout, batch, sizes, block_stride, every_gradient=*)
+cpdef plan_batch(graph, Layout layout, batch, sizes, block_stride, every_gradient=*)
 
 
 @cython.locals(b=Py_ssize_t)
-cpdef bint _takes_gradient(layout, tuple origin) except -1
+cpdef bint _takes_gradient(Layout layout, tuple origin) except -1
 
 
 @cython.locals(batch_of=list, node=Py_ssize_t, batches=set)
-cpdef tuple _origin(layout, read, tuple nodes)
+cpdef tuple _origin(Layout layout, read, tuple nodes)
+
+
+cpdef list _read_positions(graph, Layout layout, info, list positions, sizes)
+
+
+cpdef list _kernel_shapes(graph, info, tuple args, list reads, sizes)
+
+
+@cython.locals(j=Py_ssize_t)
+cpdef list _argument_nodes(tuple args, together)

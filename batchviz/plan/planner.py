@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from ..signature import size_of
 from .layout import Layout, place_batches
-from .reads import COPIES, Shared, Strided, View, elements_copied, read_of
+from .reads import COPIES, Shared, Strided, View, elements_copied, read_of, record
 
 
 class BatchPlan(NamedTuple):
@@ -111,10 +111,10 @@ def plan_batch(graph, layout: Layout, batch: list, sizes, block_stride: int,
     out_shape = (length,) if op.elementwise else (n,) + graph.shapes[first]
     if info.blocks != 1:  # laid out block by block: (blocks, n) + shape, block_stride apart
         out_shape = (info.blocks,) + out_shape
-    return BatchPlan(len(layout.batches), graph.sigs[first], op, nodes, attrs, arena,
-                     start, length, sizes, out_shape, block_stride, tuple(reads),
-                     tuple(in_shapes), needs, origins,
-                     bool(info.shared) or True in needs or every_gradient, together, counts)
+    return record(BatchPlan, len(layout.batches), graph.sigs[first], op, nodes, attrs, arena,
+                  start, length, sizes, out_shape, block_stride, tuple(reads),
+                  tuple(in_shapes), needs, origins,
+                  bool(info.shared) or True in needs or every_gradient, together, counts)
 
 
 def _takes_gradient(layout: Layout, origin: tuple) -> bool:
@@ -133,7 +133,7 @@ def _read_positions(graph, layout: Layout, info, positions: list, sizes) -> list
     reads = []
     for j, nodes in enumerate(positions):
         if j in info.shared:
-            reads.append(Shared(nodes[0]))
+            reads.append(record(Shared, nodes[0]))
             continue
         size = sizes if elementwise else size_of(shapes[nodes[0]])
         block = block_of.get(j, 0) if block_of else 0  # which block of what the nodes keep
@@ -165,10 +165,12 @@ def _read_together(layout: Layout, args: tuple, nodes: tuple, size: int) -> tupl
 
 def _argument_nodes(args: tuple, together: bool) -> list:
     """Per read, its argument nodes (in batch order): per argument position, or all of
-    them, node after node, for a batch that reads them together."""
+    them, node after node, for a batch that reads them together. (Position by position
+    rather than ``zip(*args)``, which makes an iterator for each of a batch's hundreds of
+    nodes before it yields the first position.)"""
     if together:
         return [tuple(chain.from_iterable(args))]
-    return [(a,) for a in args[0]] if len(args) == 1 else list(zip(*args))
+    return [tuple([a[j] for a in args]) for j in range(len(args[0]))]
 
 
 def _origin(layout: Layout, read, nodes: tuple) -> tuple:

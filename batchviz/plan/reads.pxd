@@ -2,6 +2,14 @@
 # are those of the .py.
 import cython
 
+from batchviz.plan.layout cimport Layout
+
+
+cpdef read_of(Layout layout, tuple nodes, sizes, batch_axis, Py_ssize_t block=*)
+
+
+cpdef _whole_batch(batch, sizes, Py_ssize_t block)
+
 
 @cython.locals(first=Py_ssize_t, lowest=Py_ssize_t, highest=Py_ssize_t, step=Py_ssize_t,
                expected=Py_ssize_t, address=Py_ssize_t)

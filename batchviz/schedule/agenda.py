@@ -12,41 +12,58 @@ loss of every sequence) then wait until all their nodes are on the agenda, inste
 running as soon as the shortest sequence's loss is ready. Ties go to cheap (element-wise)
 ops before heavy ones, then to the lower signature id.
 
-This loop is the reference. On large graphs with large batches the agenda strategy runs its
-vectorized twin (:mod:`batchviz.schedule.vectorized`), which gives the same batches in the
-same order; while a trace records decisions, it always runs this loop.
+This loop is the only form of the agenda: a run, a trace and every strategy written as a
+rule (:class:`AgendaStrategy`) go through it, and what makes it fast on a 100k-node graph is
+that it is compiled as written (:mod:`batchviz.compiled`; ``agenda.pxd`` gives the C types
+of its counters). For that the agenda keeps its per-node counts in int64 arrays, and finds
+a signature's group by an index into a list, not by a dict lookup.
 """
 from __future__ import annotations
 
-import numpy as np
+from array import array
 
-from .base import FlatSchedule, Strategy, schedule
+from .base import Strategy, schedule
 from .decisions import DecisionLog, Rule
-from .vectorized import BestPriority, agenda_batches, best_priority_batches
 
 
 class Agenda:
     """The agenda: ``ready[signature]`` lists its nodes whose arguments are all computed, in
-    the order they got there; ``waiting`` counts the pending nodes still waiting."""
+    the order they got there; ``waiting`` counts the pending nodes still waiting.
+
+    Per pending node (by local id, ``node - start``) it keeps ``unresolved``, how many of
+    its arguments are not computed yet, and its users, the arrays of
+    :meth:`~batchviz.schedule.view.PendingView.dependencies`. ``group[s]`` is the list
+    ``ready[s]`` (None while ``s`` has no node on the agenda), so that a node joins its group
+    by indexing a list by its signature."""
 
     def __init__(self, view):
         self.signature, self.start = view.signature, view.start
         self.unresolved, self.user_start, self.users = view.dependencies()
-        self.ready: dict[int, list] = {}
+        self.ready = {}
+        self.group = [None] * len(view.graph.sigtab)
         self.waiting = 0
-        for i in view.nodes:
-            if self.unresolved[i - self.start] == 0:
-                self._join(i)
-            else:
-                self.waiting += 1
+        self._join_ready(view.pending_mask())
 
     def __bool__(self) -> bool:
-        return bool(self.ready)
+        return len(self.ready) > 0
+
+    def _join_ready(self, pending: bytearray) -> None:
+        """Put the pending nodes (``pending[node - start]``) whose arguments are all computed
+        on the agenda, in creation order; count the others as waiting."""
+        unresolved, start = self.unresolved, self.start
+        for k in range(len(pending)):
+            if pending[k]:
+                if unresolved[k] == 0:
+                    self._join(start + k)
+                else:
+                    self.waiting += 1
 
     def _join(self, node: int) -> None:
-        nodes = self.ready.get(self.signature[node])
+        """Put ``node`` on the agenda, last of its signature's group."""
+        s = self.signature[node]
+        nodes = self.group[s]
         if nodes is None:
-            self.ready[self.signature[node]] = [node]
+            self.group[s] = self.ready[s] = [node]
         else:
             nodes.append(node)
 
@@ -56,28 +73,27 @@ class Agenda:
         joined the agenda, in the order they did."""
         if nodes is None:
             batch = self.ready.pop(signature)
+            self.group[signature] = None
         else:
             batch, taken = list(nodes), set(nodes)
             left = [i for i in self.ready[signature] if i not in taken]
             if left:
-                self.ready[signature] = left
+                self.ready[signature] = self.group[signature] = left
             else:
                 del self.ready[signature]
+                self.group[signature] = None
         unresolved, user_start, users, start = (self.unresolved, self.user_start, self.users,
                                                 self.start)
-        signature, groups, ready = self.signature, self.ready, []
+        ready = []
         for i in batch:
             k = i - start
-            for u in users[user_start[k]:user_start[k + 1]]:
-                left = unresolved[u - start] - 1
-                unresolved[u - start] = left
-                if left == 0:  # u joins the agenda (self._join, written out: every node)
-                    group = groups.get(signature[u])
-                    if group is None:
-                        groups[signature[u]] = [u]
-                    else:
-                        group.append(u)
+            for e in range(user_start[k], user_start[k + 1]):
+                u = users[e]
+                unresolved[u - start] -= 1
+                if unresolved[u - start] == 0:
                     ready.append(u)
+        for node in ready:
+            self._join(node)
         self.waiting -= len(ready)
         return batch, ready
 
@@ -186,28 +202,26 @@ class AgendaStrategy(Strategy):
 
 def average_depths(view) -> dict:
     """``{signature: average depth of its pending nodes}``, in the order of each signature's
-    first pending node. (Large views are summed with NumPy: the sums are exact, and dividing
-    them gives the same floats as Python's ``total / count``.)"""
-    if view.is_small():
-        total: dict[int, int] = {}
-        count: dict[int, int] = {}
-        sig, depth = view.signature, view.depth
-        for i in view.nodes:
-            s = sig[i]
-            total[s] = total.get(s, 0) + depth[i]
-            count[s] = count.get(s, 0) + 1
-        return {s: total[s] / count[s] for s in count}
-    a = view.arrays()
-    sig, depth = a.sig[a.pending], a.depth[a.pending]
-    if len(sig) == 0:
-        return {}
-    counts = np.bincount(sig)
-    totals = np.bincount(sig, weights=depth)
-    first = np.full(len(counts), len(sig))
-    np.minimum.at(first, sig, np.arange(len(sig)))
-    present = np.flatnonzero(counts)
-    present = present[np.argsort(first[present])]
-    return dict(zip(present.tolist(), (totals[present] / counts[present]).tolist()))
+    first pending node. (The sums are kept per signature id in int64 arrays; dividing them
+    gives the same floats as Python's ``total / count``.)"""
+    return depth_averages(view.signature, view.depth, view.pending_mask(), view.start,
+                          len(view.graph.sigtab))
+
+
+def depth_averages(signature: list, depth: list, pending: bytearray, start: int,
+                   n_signatures: int) -> dict:
+    """:func:`average_depths` of the nodes ``start + k`` with ``pending[k]``."""
+    total = array("q", bytes(8 * n_signatures))
+    count = array("q", bytes(8 * n_signatures))
+    order = []
+    for k in range(len(pending)):
+        if pending[k]:
+            s = signature[start + k]
+            if count[s] == 0:
+                order.append(s)
+            total[s] += depth[start + k]
+            count[s] += 1
+    return {s: total[s] / count[s] for s in order}
 
 
 class LowestAverageDepth(Rule):
@@ -250,69 +264,11 @@ class AgendaBatching(AgendaStrategy):
     name = "agenda"
     trusted = True
 
-    #: the vectorized twin runs on graphs of at least this many nodes whose batches will
-    #: hold at least this many nodes on average; smaller batches cost less node by node
-    #: than the NumPy calls of a batch (a few dozen microseconds) cost
-    BATCHED_MIN_NODES = 2000
-    BATCHED_MIN_BATCH = 32
-
     def priority(self, view) -> dict:
         """The sort key of each signature: (average depth, heavy after cheap, signature id).
-        Written once: the rule, its vectorized twin and the traces all read it."""
+        Written once: the rule and the traces read it."""
         avg = average_depths(view)
         return {s: (d, not view.is_cheap(s), s) for s, d in avg.items()}
 
     def rule(self, view) -> Rule:
         return LowestAverageDepth(self.priority(view))
-
-    def schedule(self, view):
-        if view.decisions is None and self.large_batches(view):
-            return self.batch_at_a_time(view).batches()
-        return run_agenda(view, self.rule(view), view.decisions)
-
-    def schedule_flat(self, view) -> FlatSchedule:
-        if self.large_batches(view):
-            return self.batch_at_a_time(view)
-        return FlatSchedule.of(run_agenda(view, self.rule(view)))
-
-    def batch_at_a_time(self, view) -> FlatSchedule:
-        """The schedule by the vectorized twin of the agenda loop (for large batches)."""
-        choice = self.vectorized_choice(view)
-        if type(choice) is BestPriority:
-            return best_priority_batches(view, self.ranks(view))
-        return agenda_batches(view, self.ranks(view), choice)
-
-    def vectorized_choice(self, view):
-        """The rule in the form the vectorized loop takes (see :func:`agenda_batches`)."""
-        return BestPriority()
-
-    def ranks(self, view) -> np.ndarray:
-        """Per signature id: its place in the priority order; -1 where it has no node."""
-        priority = self.priority(view)
-        ranks = np.full(len(view.graph.sigtab), -1, dtype=np.int64)
-        order = sorted(priority, key=priority.__getitem__)
-        ranks[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
-        a = view.arrays()
-        unranked = a.sig[a.nodes - a.start][ranks[a.sig[a.nodes - a.start]] < 0]
-        if len(unranked):  # as the readable loop fails on a missing priority
-            raise KeyError(f"{type(self).__name__}.priority() has no key for signature "
-                           f"{int(unranked[0])}")
-        return ranks
-
-    def large_batches(self, view) -> bool:
-        """Whether batches will be large enough for the vectorized twin to pay off. The
-        estimate is the depth schedule's average batch: nodes per distinct (depth,
-        signature) pair (the agenda's batches are usually within a factor of two of it)."""
-        if view.end - view.start < self.BATCHED_MIN_NODES:
-            return False  # too few nodes, pending or not: no need to build the arrays
-        a = view.arrays()
-        n = len(a.nodes)
-        if n < self.BATCHED_MIN_NODES:
-            return False
-        local = a.nodes - a.start
-        pairs = a.depth[local] * (int(a.sig.max()) + 1) + a.sig[local]
-        if int(pairs.max()) < 4 * n:
-            distinct = np.count_nonzero(np.bincount(pairs))
-        else:
-            distinct = len(np.unique(pairs))
-        return n >= self.BATCHED_MIN_BATCH * distinct

@@ -3,18 +3,16 @@
 
 Speed machinery only: every array here is a form of what :class:`~batchviz.schedule.view.
 PendingView` holds as lists, built once per view, with the conversions that turned out to
-be fast (one ``struct.pack`` for many ints, a radix sort for 16-bit keys).
+be fast.
 """
 from __future__ import annotations
 
-import struct
 from functools import cached_property, reduce
 from operator import iconcat
 
 import numpy as np
 
 from ..errors import ScheduleError
-from ..twins import compiled_twin
 
 
 class PendingArrays:
@@ -47,7 +45,7 @@ class PendingArrays:
         self.start, self.end = start, end
         self.sig = int64_array(_part(view.signature, start, end), n)
         self.depth = int64_array(_part(view.depth, start, end), n)
-        self.pending = view._pending_mask()
+        self.pending = np.frombuffer(view.pending_mask(), dtype=bool).copy()
         self.nodes = np.flatnonzero(self.pending)
         self.nodes += start
 
@@ -126,30 +124,6 @@ def _mixed_arity(graph, start: int, args: list, recorded: np.ndarray) -> Schedul
         f"op's signature() must tell apart nodes with different numbers of arguments")
 
 
-def users_by_argument(edge_user: np.ndarray, edge_arg: np.ndarray, n: int) -> tuple:
-    """``(user_start, users)`` of edges ``(user, argument)`` between ``n`` local ids, given
-    by user: the users of ``k`` are ``users[user_start[k]:user_start[k + 1]]``, in the
-    edges' order (one stable sort by argument)."""
-    order = stable_argsort(edge_arg, n)
-    user_start = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(edge_arg, minlength=n), out=user_start[1:])
-    return user_start, edge_user[order]
-
-
-def stable_argsort(keys: np.ndarray, bound: int) -> np.ndarray:
-    """``np.argsort(keys, kind="stable")`` for keys in ``range(bound)``.
-
-    NumPy sorts 16-bit integers stably with a radix sort, two passes over the data, and
-    wider ones with timsort; so keys that fit in 16 bits (the nodes of a graph of up to
-    65,536, a schedule's (depth, signature) pairs) are sorted as such: several times faster
-    on the benchmarks' minibatches, except where the keys come in long runs, which timsort
-    finds."""
-    if bound <= 1 << 16:
-        keys = keys.astype(np.uint16)
-    return np.argsort(keys, kind="stable")
-
-
-@compiled_twin
 def flatten(sequences) -> list:
     """The items of all ``sequences``, one after another, as one list: what
     ``list(chain.from_iterable(sequences))`` gives, about twice as fast on many short tuples
@@ -157,13 +131,21 @@ def flatten(sequences) -> list:
     return reduce(iconcat, sequences, [])
 
 
-@compiled_twin
 def int64_array(ints, count: int) -> np.ndarray:
-    """``count`` Python ints (a list or any iterable) as a read-only int64 array.
+    """``count`` Python ints (a list or any iterable) as a read-only int64 array."""
+    ints = ints if isinstance(ints, list) else list(ints)
+    if len(ints) != count:
+        raise ValueError(f"int64_array: {len(ints)} ints where {count} were expected")
+    values = np.empty(count, dtype=np.int64)
+    copy_ints(ints, values)
+    values.flags.writeable = False
+    return values
 
-    ``struct.pack`` converts them in one C loop over its argument tuple, about twice as
-    fast as ``np.fromiter``, which pulls them through the iterator protocol one at a time."""
-    return np.frombuffer(struct.pack(f"{count}q", *ints), dtype=np.int64)
+
+def copy_ints(ints: list, values: np.ndarray) -> None:
+    """Write ``ints`` into ``values``, one after another."""
+    for k in range(len(ints)):
+        values[k] = ints[k]
 
 
 def _part(items: list, start: int, end: int) -> list:

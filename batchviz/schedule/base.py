@@ -65,9 +65,10 @@ class Strategy:
         raise NotImplementedError(f"{type(self).__name__} must define schedule(self, view)")
 
     def schedule_flat(self, view: PendingView) -> "FlatSchedule":
-        """The same schedule as :meth:`schedule`, as a :class:`FlatSchedule`. Built-in
-        strategies compute it directly with NumPy; call :func:`flat_schedule`, which uses
-        this method only where it is the flat form of the ``schedule`` in force."""
+        """The same schedule as :meth:`schedule`, as a :class:`FlatSchedule` (by default,
+        converted from it; a strategy may compute it directly). Call
+        :func:`flat_schedule`, which uses this method only where it is the flat form of the
+        ``schedule`` in force."""
         return FlatSchedule.of(self.schedule(view))
 
     def describe(self, view: PendingView):
@@ -84,8 +85,8 @@ class Strategy:
 def flat_schedule(strategy, view: PendingView) -> FlatSchedule:
     """``strategy``'s schedule of ``view`` as a :class:`FlatSchedule`.
 
-    A subclass that overrides ``schedule`` but inherits a built-in's ``schedule_flat`` would
-    get the built-in's schedule from it, so ``schedule_flat`` is used only when the class
+    A subclass that overrides ``schedule`` but inherits another class's ``schedule_flat``
+    would get that class's schedule from it, so ``schedule_flat`` is used only when the class
     that defines ``schedule`` also defines ``schedule_flat``; otherwise the lists from
     ``schedule`` are converted."""
     for cls in type(strategy).__mro__:

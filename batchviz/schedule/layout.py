@@ -66,205 +66,21 @@ order satisfying a set of "these must be adjacent" constraints. Here the batchin
 the lookahead's, and the order constraints come one reader at a time, from the last
 reader backwards, which needs no search: a sort per batch.
 
-Cost: the backward walk is one sort per batch plus one visit per argument edge; on large
-views with large batches it runs a batch at a time with NumPy
-(:mod:`batchviz.schedule.layout_arrays`, the same result).
+Cost: the backward walk (:mod:`batchviz.schedule.walk`) is one sort per batch plus one
+visit per argument edge.
 """
 from __future__ import annotations
 
-import heapq
-
-from ..signature import size_of
 from .agenda import AgendaBatching, AgendaStrategy, run_agenda
-from .base import FlatSchedule
 from .decisions import Rule
-from .layout_arrays import lay_out_flat
 from .lookahead import LookaheadBatching, SafeFirst, SignatureLevels
-
-
-def lay_out(view, batches: list) -> list:
-    """``batches`` (a valid schedule of ``view``) laid out for their readers: the same
-    batches, reordered, each with its nodes sorted by their first read, or by where their
-    arguments lie for the batches that follow their arguments (see the module docstring).
-    Node by node in plain Python: the reference for its vectorized twin,
-    ``layout_arrays.lay_out_flat``."""
-    return walk_backward(view, batches).placed
-
-
-def walk_backward(view, batches: list) -> "_Walk":
-    """The backward walk over ``batches``, done: ``.placed``, the batches laid out;
-    ``.follows``, per slot of a batch that follows its arguments, the position it follows
-    (what a trace says about each batch)."""
-    walk = _Walk(view, batches)
-    for slot in range(len(batches) - 1, -1, -1):
-        walk.place(slot)
-    walk.follow_arguments()
-    return walk
-
-
-def followers(view, batches: list) -> dict:
-    """``{batch: position}``: the batches that may be laid out in the order of their
-    arguments at ``position`` rather than for their readers (the walk decides after laying
-    the batches out: when those arguments take one range of the laid-out schedule).
-
-    A batch *gathers* at a position when its arguments there come from several batches
-    (the output layer of a Tree-LSTM reads the ``h`` of every level's LSTM step). Laid out
-    for its readers, its nodes are in an order that those batches, laid out for their own
-    first readers, do not share: the gather is a copy. Sorted instead by where its
-    arguments lie, it reads them as one view when they are back to back, and its readers
-    copy instead. That is the cheaper side when what it gathers at its heaviest such
-    position weighs more (in elements) than everything later batches read of it. (Batches
-    that read all their arguments node after node, ``Op.one_gather``, never follow.)"""
-    start, shapes, args = view.start, view.graph.shapes, view.args
-    batch_of = [-1] * (view.end - start)  # per local id; -1: a parameter
-    for k, batch in enumerate(batches):
-        for node in batch:
-            batch_of[node - start] = k
-    together = node_major_signatures(view)
-    read_weight = [0] * len(batches)   # per batch: elements later batches read of it
-    gathers: dict = {}                 # (batch, position) -> [its producers, elements]
-    for k, batch in enumerate(batches):
-        node_major = view.signature[batch[0]] in together
-        for node in batch:
-            for position, a in enumerate(args[node]):
-                producer = batch_of[a - start] if a >= start else -1
-                if producer < 0:  # a parameter, or an earlier run's
-                    continue
-                size = size_of(shapes[a])
-                read_weight[producer] += size
-                if not node_major:
-                    entry = gathers.get((k, position))
-                    if entry is None:
-                        entry = gathers[(k, position)] = [set(), 0]
-                    entry[0].add(producer)
-                    entry[1] += size
-    follows: dict = {}
-    for (k, position), (producers, weight) in sorted(gathers.items()):
-        if len(producers) > 1 and weight > read_weight[k]:
-            best = follows.get(k)
-            if best is None or weight > gathers[(k, best)][1]:
-                follows[k] = position
-    return follows
-
-
-class _Walk:
-    """The backward walk's state. Per-node lists are indexed by local id,
-    ``node - view.start``."""
-
-    def __init__(self, view, batches: list):
-        self.view, self.batches, self.start = view, batches, view.start
-        self.batch_of = [-1] * (view.end - view.start)  # -1: a parameter, not scheduled
-        for k, batch in enumerate(batches):
-            for node in batch:
-                self.batch_of[node - self.start] = k
-        # a batch can be placed once every read of its nodes is placed, and the next batch
-        # of its signature (batches of one signature keep their order)
-        self.unplaced = [0] * len(batches)
-        for batch in batches:
-            for node in batch:
-                for _, producer in self.reads(node):
-                    self.unplaced[producer] += 1
-        self.previous = previous_of_signature([view.signature[b[0]] for b in batches])
-        for k in self.previous:
-            if k >= 0:
-                self.unplaced[k] += 1
-        # per node, its first read placed so far: (slot of the reader, place in the
-        # reader); nodes never read come after every read, in creation order
-        self.first_read = [(len(batches), 0, k) for k in range(len(self.batch_of))]
-        self.available: list = []  # per batch its first read, negated: the last on top
-        for k in range(len(batches)):
-            if self.unplaced[k] == 0:
-                self.make_available(k)
-        self.together = node_major_signatures(view)
-        self.placed: list = [None] * len(batches)
-        self.may_follow = followers(view, batches)  # batch -> position
-        self.follows: dict = {}  # slot -> the position its batch follows (follow_arguments)
-        self.slot_of = [-1] * len(batches)
-
-    def reads(self, node):
-        """``(position, batch)`` of each argument of ``node`` computed in this schedule."""
-        start, batch_of = self.start, self.batch_of
-        for position, a in enumerate(self.view.args[node]):
-            if a >= start and batch_of[a - start] >= 0:  # not a parameter or an earlier run's
-                yield position, batch_of[a - start]
-
-    def make_available(self, k: int) -> None:
-        slot, a, b = min(self.first_read[node - self.start] for node in self.batches[k])
-        heapq.heappush(self.available, (-slot, -a, -b, k))
-
-    def place(self, slot: int) -> None:
-        """Place the available batch read last at ``slot``: its nodes in the order of their
-        first read; then record its reads of its arguments."""
-        k = heapq.heappop(self.available)[-1]
-        start, first_read, args = self.start, self.first_read, self.view.args
-        nodes = sorted(self.batches[k], key=lambda node: first_read[node - start])
-        self.placed[slot] = nodes
-        self.slot_of[k] = slot
-        node_major = self.view.signature[nodes[0]] in self.together
-        for index, node in enumerate(nodes):
-            for position, producer in self.reads(node):
-                a = args[node][position] - start
-                read = (slot, index, position) if node_major else (slot, position, index)
-                if read < first_read[a]:
-                    first_read[a] = read
-                self.release(producer)
-        if self.previous[k] >= 0:
-            self.release(self.previous[k])
-
-    def follow_arguments(self) -> None:
-        """After the walk, from the first slot to the last: a batch that may follow its
-        arguments (:func:`followers`) does so when its arguments at that position take
-        every place of one range of the laid-out schedule, once each (so they can lie back
-        to back: a view). Its nodes are then sorted by where those arguments lie."""
-        candidates = {self.slot_of[k]: position for k, position in self.may_follow.items()}
-        rank: dict = {}   # node -> its place in the laid-out schedule
-        args = self.view.args
-        for slot, nodes in enumerate(self.placed):
-            position = candidates.get(slot)
-            if position is not None:
-                places = [rank.get(args[node][position], -1) for node in nodes]
-                if whole_consecutive(places):
-                    self.follows[slot] = position
-                    nodes = [node for _, node in sorted(zip(places, nodes))]  # (places differ)
-                    self.placed[slot] = nodes
-            rank.update(zip(nodes, range(len(rank), len(rank) + len(nodes))))
-
-    def release(self, k: int) -> None:
-        """One more read of batch ``k`` (or its successor) is placed."""
-        self.unplaced[k] -= 1
-        if self.unplaced[k] == 0:
-            self.make_available(k)
-
-
-def whole_consecutive(places: list) -> bool:
-    """Whether ``places`` (in the laid-out schedule; -1: not in it) are each place of one
-    range exactly once."""
-    lowest = min(places)
-    return lowest >= 0 and sorted(places) == list(range(lowest, lowest + len(places)))
-
-
-def node_major_signatures(view) -> set:
-    """The signatures whose batches read all arguments in one block, node after node
-    (``Op.one_gather``, e.g. ``esum``): their arguments are laid out node by node."""
-    infos = view.graph.sigtab.infos
-    return {s for s, info in enumerate(infos) if info.op.one_gather}
+from .walk import followers, lay_out, walk_backward  # noqa: F401  (the layout's walk)
 
 
 def one_batch_per_signature(signatures: list) -> bool:
     """Whether a schedule whose batches have these ``signatures`` runs each signature in one
     batch: then no schedule has fewer batches (each signature needs at least one)."""
     return len(set(signatures)) == len(signatures)
-
-
-def previous_of_signature(signatures: list) -> list:
-    """Per batch (given the signature of each), the index of the batch of the same signature
-    before it, or -1."""
-    last: dict = {}
-    previous = []
-    for k, s in enumerate(signatures):
-        previous.append(last.get(s, -1))
-        last[s] = k
-    return previous
 
 
 class PlannedLayout(Rule):
@@ -350,46 +166,29 @@ class LayoutBatching(AgendaStrategy):
         self.batching = LookaheadBatching()
         self.agenda = AgendaBatching()
 
+    #: on a view of fewer nodes than this, the agenda's batches are taken when they are one
+    #: batch per signature (see :meth:`batches`)
+    AGENDA_FIRST_BELOW = 2000
+
     def schedule(self, view):
         if view.decisions is not None:  # a trace: run the plan on the agenda, recording it
             return run_agenda(view, self.rule(view), view.decisions)
-        return self.plan(view)
+        return lay_out(view, self.batches(view))
 
-    def schedule_flat(self, view) -> FlatSchedule:
-        if view.is_small():
-            return FlatSchedule.of(self.plan(view))
-        return lay_out_flat(view, self.batches(view))
-
-    def plan(self, view) -> list:
-        """The schedule: :meth:`batches`, laid out by the backward walk - node by node for
-        a few nodes, a batch at a time with NumPy for more (the same result)."""
-        if not view.is_small():
-            return self.schedule_flat(view).batches()
-        return lay_out(view, self.small_batches(view))
-
-    def small_batches(self, view) -> list:
-        """:meth:`batches` of a small view, node by node."""
-        batches = run_agenda(view, self.agenda.rule(view))  # (never recorded)
-        if not one_batch_per_signature([view.signature[b[0]] for b in batches]):
-            batches = run_agenda(view, self.batching.rule(view))
-        return batches
-
-    def batches(self, view) -> FlatSchedule:
+    def batches(self, view) -> list:
         """Which nodes run together: the lookahead's batches; or, on a view of fewer than
-        ``AgendaBatching.BATCHED_MIN_NODES`` nodes, the agenda's when they are one batch per
+        :data:`AGENDA_FIRST_BELOW` nodes, the agenda's when they are one batch per
         signature - no schedule has fewer, and the agenda costs less than the lookahead's
         look down the graph (a parser runs forward at every step on a few hundred nodes)."""
-        if view.end - view.start < AgendaBatching.BATCHED_MIN_NODES:
-            agenda = self.agenda.schedule_flat(view)
-            first = agenda.order[agenda.starts()] - view.start
-            if one_batch_per_signature(view.arrays().sig[first].tolist()):
-                return agenda
-        return self.batching.schedule_flat(view)
+        if view.end - view.start < self.AGENDA_FIRST_BELOW:
+            batches = run_agenda(view, self.agenda.rule(view))  # (never recorded)
+            if one_batch_per_signature([view.signature[b[0]] for b in batches]):
+                return batches
+        return run_agenda(view, self.batching.rule(view))
 
     def rule(self, view) -> Rule:
-        """The plan, run on the agenda for a trace: the node-by-node walk (the same plan as
-        :meth:`plan`), which also says which batches follow their arguments."""
-        batches = self.small_batches(view) if view.is_small() else self.batches(view).batches()
-        walk = walk_backward(view, batches)
+        """The plan, run on the agenda for a trace: the same batches and walk as
+        :meth:`schedule`, which also says which batches follow their arguments."""
+        walk = walk_backward(view, self.batches(view))
         safety = SafeFirst(SignatureLevels(view), view, AgendaBatching().priority(view))
         return PlannedLayout(walk.placed, view, safety, walk.follows)

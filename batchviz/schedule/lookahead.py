@@ -34,11 +34,13 @@ than the agenda (``tests/test_lookahead.py`` measures this).
 Cost. The look-ahead is one sweep up the pending graph that keeps, per node, a count for
 every signature (a ``nodes x signatures`` integer array), vectorized per depth level with
 NumPy (:mod:`batchviz.schedule.chains`, the lower bound's count run over users instead of
-arguments); then the agenda loop. Like the agenda, the loop runs node by node on small
-graphs and a batch at a time with NumPy on large ones, with the same result.
+arguments); then the agenda loop (:func:`~batchviz.schedule.agenda.run_agenda`), where the
+rule keeps, per signature, its waiting nodes' counts by level in one int64 array
+(:class:`WaitingLevels`).
 """
 from __future__ import annotations
 
+from array import array
 from functools import cached_property
 
 import numpy as np
@@ -55,8 +57,7 @@ class SignatureLevels:
     ``nodes``: the pending node ids (creation order); ``chain[s]`` is ``L_s``, the most nodes
     of signature ``s`` on one dependency path; ``latest[node]`` is the last batch of its
     signature (1-based) that the node can join if its signature is to need only ``L_s``
-    batches (``latest_levels``: the same, per local id ``node - view.start``);
-    ``n_pending_args[k]``: how many arguments of ``nodes[k]`` are pending.
+    batches (``latest_levels``: the same, per local id ``node - view.start``).
     """
 
     #: the largest ``nodes x signatures`` count array held at once; more signatures go in turns
@@ -66,7 +67,6 @@ class SignatureLevels:
         a = view.arrays()
         self.nodes = view.nodes
         self._local = local = a.nodes - a.start
-        self.n_pending_args = np.diff(a.edge_ptr)[local].tolist()
         # below(v), the chain *starting* at v: count over users, deepest level first
         user_start, users = view.user_arrays()
         chains = signature_chains(local, a.sig, -a.depth, user_start, users, self.MAX_CELLS)
@@ -91,28 +91,67 @@ def batch_lower_bound(view: PendingView) -> int:
     return SignatureLevels(view).lower_bound()
 
 
+class WaitingLevels:
+    """Per signature, how many of its nodes of each latest level still wait for arguments,
+    and the earliest level with one still waiting.
+
+    ``count[first[s] + level]``: the waiting nodes of signature ``s`` with that latest level
+    (levels ``0 .. L_s``, one block of the array per signature); ``earliest[s]``: the lowest
+    level of ``s`` with a node still waiting, :data:`NEVER` when none waits. Counts only go
+    down, so ``earliest[s]`` only moves up: finding the next one is a step up the block, and
+    all of them together cost one walk over the array."""
+
+    def __init__(self, levels: "SignatureLevels", view):
+        self.signature, self.start = view.signature, view.start
+        self.latest = array("q", levels.latest_levels.tobytes())  # per local id
+        n_signatures = len(view.graph.sigtab)
+        self.first = array("q", bytes(8 * (n_signatures + 1)))
+        for s in range(n_signatures):
+            self.first[s + 1] = self.first[s] + levels.chain.get(s, 0) + 1
+        self.count = array("q", bytes(8 * self.first[n_signatures]))
+        self.earliest = array("q", [NEVER]) * n_signatures
+        self.wait(view.nodes, view.dependencies()[0])
+
+    def wait(self, nodes: list, unresolved) -> None:
+        """Count those of ``nodes`` that wait for arguments: ``unresolved[node - start] > 0``."""
+        signature, latest, count, first, earliest, start = (
+            self.signature, self.latest, self.count, self.first, self.earliest, self.start)
+        for i in nodes:
+            if unresolved[i - start]:
+                s, level = signature[i], latest[i - start]
+                count[first[s] + level] += 1
+                if level < earliest[s]:
+                    earliest[s] = level
+
+    def joined(self, nodes: list) -> None:
+        """``nodes`` joined the agenda: they wait no more."""
+        signature, latest, count, first, earliest, start = (
+            self.signature, self.latest, self.count, self.first, self.earliest, self.start)
+        for u in nodes:
+            s, level = signature[u], latest[u - start]
+            count[first[s] + level] -= 1
+            if level == earliest[s] and count[first[s] + level] == 0:
+                while level < first[s + 1] - first[s] and count[first[s] + level] == 0:
+                    level += 1
+                earliest[s] = level if level < first[s + 1] - first[s] else NEVER
+
+
 class SafeFirst(Rule):
     """The lookahead's rule: the best *safe* signature on the agenda (lowest agenda
-    priority), else the best one. ``waiting[s][level]`` counts the nodes of ``s`` with that
-    latest level that still wait for arguments, ``earliest[s]`` is the lowest such level
-    with a node still waiting; ``runs[s]``: the batches ``s`` has had."""
+    priority), else the best one. ``waiting`` counts, per signature and latest level, the
+    nodes that still wait for arguments (:class:`WaitingLevels`); ``runs[s]``: the batches
+    ``s`` has had."""
 
     key_names = ("safe", "average depth", "cost")
 
     def __init__(self, levels: SignatureLevels, view, priority: dict):
-        self.priority, self.latest = priority, levels.latest
-        self.signature = view.signature
-        self.waiting: dict[int, dict] = {}
-        for i, count in zip(view.nodes, levels.n_pending_args):
-            if count:
-                per = self.waiting.setdefault(self.signature[i], {})
-                per[self.latest[i]] = per.get(self.latest[i], 0) + 1
-        self.earliest = {s: min(per) for s, per in self.waiting.items()}
-        self.runs = dict.fromkeys(priority, 0)
+        self.priority = priority
+        self.waiting = WaitingLevels(levels, view)
+        self.runs = array("q", bytes(8 * len(view.graph.sigtab)))
 
     def safe(self, s: int) -> bool:
         """No node of ``s`` due by its next batch (level ``runs[s] + 1``) still waits."""
-        return self.earliest.get(s, _NEVER) > self.runs[s] + 1
+        return self.waiting.earliest[s] > self.runs[s] + 1
 
     def choose(self, agenda) -> int:
         return min(agenda.ready, key=lambda s: (not self.safe(s), self.priority[s]))
@@ -123,17 +162,11 @@ class SafeFirst(Rule):
 
     def ran(self, signature, batch, ready) -> None:
         self.runs[signature] += 1
-        for u in ready:
-            s, level = self.signature[u], self.latest[u]
-            per = self.waiting[s]
-            per[level] -= 1
-            if per[level] == 0 and level == self.earliest[s]:  # the next level still waiting
-                self.earliest[s] = min((lv for lv, count in per.items() if count),
-                                       default=_NEVER)
+        self.waiting.joined(ready)
 
 
-#: the earliest level of a signature none of whose nodes waits
-_NEVER = float("inf")
+#: the earliest level of a signature none of whose nodes waits: beyond any count of batches
+NEVER = 1 << 62
 
 
 class LookaheadBatching(AgendaBatching):
@@ -145,40 +178,3 @@ class LookaheadBatching(AgendaBatching):
 
     def rule(self, view) -> Rule:
         return SafeFirst(SignatureLevels(view), view, self.priority(view))
-
-    def vectorized_choice(self, view):
-        return _SafeFirst(SignatureLevels(view), view, self.ranks(view))
-
-
-class _SafeFirst:
-    """:class:`SafeFirst` in the form of :func:`~batchviz.schedule.vectorized.agenda_batches`: the best safe
-    signature on the agenda, else the best one. ``waiting[r, level]`` counts the nodes of
-    rank ``r`` with that latest level that still wait for arguments; ``runs[r]``: the
-    batches rank ``r`` has had."""
-
-    def __init__(self, levels: SignatureLevels, view: PendingView, rank: np.ndarray):
-        a = view.arrays()
-        local = a.nodes - a.start
-        waits = local[np.diff(a.edge_ptr)[local] > 0]  # nodes with a pending argument
-        rank = rank[a.sig]  # per node: its signature's rank
-        self.rank, self.latest = rank, levels.latest_levels
-        self.width = int(self.latest.max()) + 2   # levels 1..L, and the next one
-        n_ranks = int(rank.max()) + 1
-        keys = rank[waits] * self.width + self.latest[waits]
-        self.waiting = np.bincount(keys, minlength=n_ranks * self.width).reshape(n_ranks, self.width)
-        self.runs = [0] * n_ranks
-
-    def safe(self, r: int) -> bool:
-        """No node of rank ``r`` due by its next batch (level ``runs[r] + 1``) still waits."""
-        return not self.waiting[r, :self.runs[r] + 2].any()
-
-    def pick(self, agenda) -> int:
-        for r in sorted(agenda.heap):
-            if self.safe(r):
-                return r
-        return agenda.heap[0]
-
-    def ran(self, r: int, ready: np.ndarray) -> None:
-        self.runs[r] += 1
-        if len(ready):
-            np.subtract.at(self.waiting.reshape(-1), self.rank[ready] * self.width + self.latest[ready], 1)

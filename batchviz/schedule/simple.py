@@ -5,11 +5,10 @@ any graph. Their decisions, when a trace records them, are the agenda at every s
 the key each strategy goes by (:class:`CreationOrder`, :class:`LowestDepth`)."""
 from __future__ import annotations
 
-import numpy as np
+from array import array
 
-from .base import FlatSchedule, Schedule, Strategy
+from .base import Schedule, Strategy
 from .decisions import Rule
-from .vectorized import depth_batches
 
 
 class CreationOrder(Rule):
@@ -59,10 +58,6 @@ class NoBatching(Strategy):
     def schedule(self, view) -> Schedule:
         return [[i] for i in view.nodes]
 
-    def schedule_flat(self, view) -> FlatSchedule:
-        nodes = view.arrays().nodes
-        return FlatSchedule(nodes, np.ones(len(nodes), dtype=np.int64))
-
     def describe(self, view) -> Rule:
         return CreationOrder()
 
@@ -80,17 +75,55 @@ class DepthBatching(Strategy):
 
     def schedule(self, view) -> Schedule:
         """Group the pending nodes by (depth, signature), in creation order, and run the
-        groups in that order. (Large graphs: one NumPy sort, :func:`depth_batches`.)"""
-        if not view.is_small():
-            return self.schedule_flat(view).batches()
-        sig, depth = view.signature, view.depth
-        groups: dict[tuple, list] = {}
-        for i in view.nodes:
-            groups.setdefault((depth[i], sig[i]), []).append(i)
-        return [groups[key] for key in sorted(groups)]
-
-    def schedule_flat(self, view) -> FlatSchedule:
-        return depth_batches(view)
+        groups in that order."""
+        return depth_batches(view.depth, view.signature, view.pending_mask(), view.start,
+                             len(view.graph.sigtab))
 
     def describe(self, view) -> Rule:
         return LowestDepth(view.depth)
+
+
+def depth_batches(depth: list, signature: list, pending: bytearray, start: int,
+                  n_signatures: int) -> list:
+    """The pending nodes (``start + k`` with ``pending[k]``) grouped by (depth, signature),
+    each group in creation order, the groups in order of (depth, signature). The nodes are
+    sorted by depth with a counting sort (which keeps creation order within a depth:
+    ``level_start[d]`` is where depth ``d``'s nodes start in ``by_depth``); then, depth by
+    depth, each goes into its signature's bucket (``group[s]``, emptied after each depth),
+    and the buckets run in order of signature."""
+    deepest = -1
+    for k in range(len(pending)):
+        if pending[k]:
+            d = depth[start + k]
+            if d > deepest:
+                deepest = d
+    level_start = array("q", bytes(8 * (deepest + 2)))
+    for k in range(len(pending)):  # count the nodes of each depth ...
+        if pending[k]:
+            d = depth[start + k]
+            level_start[d] += 1
+    for d in range(deepest + 1):   # ... and sum the counts: where each depth ends
+        level_start[d + 1] += level_start[d]
+    by_depth = array("q", bytes(8 * level_start[deepest + 1]))  # local ids
+    for k in range(len(pending) - 1, -1, -1):  # from the last node, each just before the end
+        if pending[k]:                         # of its depth, which then ends one earlier
+            d = depth[start + k]
+            level_start[d] -= 1
+            by_depth[level_start[d]] = k
+    batches = []
+    group: list = [None] * n_signatures
+    for d in range(deepest + 1):
+        present = []  # the signatures at this depth
+        for j in range(level_start[d], level_start[d + 1]):
+            node = start + by_depth[j]
+            s = signature[node]
+            if group[s] is None:
+                group[s] = [node]
+                present.append(s)
+            else:
+                group[s].append(node)
+        present.sort()
+        for s in present:
+            batches.append(group[s])
+            group[s] = None
+    return batches

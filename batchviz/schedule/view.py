@@ -2,14 +2,17 @@
 
 A :class:`PendingView` covers the nodes that have not run yet (parameters and nodes run
 by an earlier ``value()`` are *done*): their signatures, depths, arguments and users, as
-plain lists for a node-by-node loop, and as NumPy arrays (:meth:`PendingView.arrays`, see
-:mod:`batchviz.schedule.arrays`) for strategies and analyses that work on whole batches.
+plain lists and int64 arrays for a node-by-node loop, and as NumPy arrays
+(:meth:`PendingView.arrays`, see :mod:`batchviz.schedule.arrays`) for analyses that work on
+whole levels of the graph at once.
 """
 from __future__ import annotations
 
+from array import array
+
 import numpy as np
 
-from .arrays import PendingArrays, users_by_argument
+from .arrays import PendingArrays
 
 
 class PendingView:
@@ -31,7 +34,8 @@ class PendingView:
         self._users = None
         self._nodes = None
         self._arrays = None
-        self._user_lists = None
+        self._pending = None
+        self._dependencies = None
         #: a DecisionLog while a trace records the strategy's decisions, else None
         self.decisions = None
 
@@ -39,25 +43,22 @@ class PendingView:
     def nodes(self) -> list:
         """The pending node ids, in creation order (computed once)."""
         if self._nodes is None:
-            if self._arrays is not None:
-                self._nodes = self._arrays.nodes.tolist()
-            elif self.is_small():  # a few nodes: a membership loop costs less than NumPy
-                params = self._params
-                self._nodes = [i for i in range(self.start, self.end) if i not in params]
-            else:
-                self._nodes = (np.flatnonzero(self._pending_mask()) + self.start).tolist()
+            self._nodes = pending_nodes(self.pending_mask(), self.start)
         return self._nodes
 
-    def _pending_mask(self) -> np.ndarray:
-        """Per node id from ``start`` to ``end``: True unless it is a parameter. (Sized by
-        the nodes added since the last run, not by the whole graph: a parser runs forward
-        after every step of a graph that grows to tens of thousands of nodes.)"""
-        start = self.start
-        pending = np.ones(self.end - start, dtype=bool)
-        inside = [p - start for p in self._params if p >= start]
-        if inside:
-            pending[inside] = False
-        return pending
+    def pending_mask(self) -> bytearray:
+        """Per local id (node id - ``start``), up to ``end``: 1 for a pending node, 0 for a
+        parameter (computed once; read it, do not change it). Sized by the nodes added
+        since the last run, not by the whole graph: a parser runs forward after every
+        step of a graph that grows to tens of thousands of nodes."""
+        if self._pending is None:
+            start, end = self.start, self.end
+            pending = bytearray(b"\x01") * (end - start)
+            for p in self._params:
+                if start <= p < end:
+                    pending[p - start] = 0
+            self._pending = pending
+        return self._pending
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -78,14 +79,10 @@ class PendingView:
         written from this description expects. A user that reads a node twice is listed
         twice."""
         if self._users is None:
-            nodes = self.nodes
-            users: dict[int, list] = {i: [] for i in nodes}
-            start, params, args = self.start, self._params, self.args
-            for i in nodes:
-                for a in args[i]:
-                    if a >= start and a not in params:
-                        users[a].append(i)
-            self._users = users
+            _, user_start, users = self.dependencies()
+            start = self.start
+            self._users = {i: users[user_start[i - start]:user_start[i - start + 1]].tolist()
+                           for i in self.nodes}
         return self._users
 
     def arrays(self) -> "PendingArrays":
@@ -96,55 +93,34 @@ class PendingView:
         return self._arrays
 
     def user_arrays(self) -> tuple:
-        """``(user_start, users)`` as arrays of local ids (node id - ``start``), computed once:
-        the pending users of local node ``k`` are ``users[user_start[k]:user_start[k + 1]]``,
-        in creation order (a user that reads ``k`` twice is listed twice)."""
-        if self._user_lists is None:
-            a = self.arrays()
-            self._user_lists = users_by_argument(a.edge_user, a.edge_arg, self.end - self.start)
-        return self._user_lists
+        """``(user_start, users)`` of :meth:`dependencies` as NumPy arrays of local ids (node
+        id - ``start``), for analyses that work on whole levels of the graph at once."""
+        _, user_start, users = self.dependencies()
+        return (np.frombuffer(user_start, dtype=np.int64),
+                np.frombuffer(users, dtype=np.int64) - self.start)
 
     def unresolved(self) -> np.ndarray:
         """Per local id (node id - ``start``): how many pending arguments the node waits for
         (an argument used twice counts twice). A fresh array: callers may count it down."""
-        return np.bincount(self.arrays().edge_user, minlength=self.end - self.start)
+        return np.array(self.dependencies()[0], dtype=np.int64)
 
-    def dependencies(self) -> tuple[list, list, list]:
-        """``(unresolved, user_start, users)`` as plain lists (see :meth:`unresolved` and
-        :meth:`user_arrays`): ``unresolved[i - start]`` is how many pending arguments node
-        ``i`` waits for; the users of node ``a`` are (node ids, not local ids)
-        ``users[user_start[a - start]:user_start[a - start + 1]]``, in creation order. Lists,
-        because a scheduling loop reads them one item at a time, which is faster on lists
-        than on arrays."""
-        if self.is_small():
-            return self._small_dependencies()
-        user_start, users = self.user_arrays()
-        return self.unresolved().tolist(), user_start.tolist(), (users + self.start).tolist()
-
-    #: pending sets up to this size are handled with Python loops (NumPy's per-call cost
-    #: is more than a loop over a few dozen nodes; a parser runs thousands of such steps)
-    SMALL = 128
-
-    def is_small(self) -> bool:
-        return self.end - self.start <= self.SMALL
-
-    def _small_dependencies(self) -> tuple[list, list, list]:
-        """:meth:`dependencies` with plain Python loops, for small pending sets."""
-        start, params, args = self.start, self._params, self.args
-        n = self.end - start
-        unresolved = [0] * n
-        users_of: list[list] = [[] for _ in range(n)]
-        for i in self.nodes:
-            for a in args[i]:
-                if a >= start and a not in params:
-                    unresolved[i - start] += 1
-                    users_of[a - start].append(i)
-        user_start = [0] * (n + 1)
-        users: list = []
-        for k, lst in enumerate(users_of):
-            users += lst
-            user_start[k + 1] = len(users)
-        return unresolved, user_start, users
+    def dependencies(self) -> tuple:
+        """``(unresolved, user_start, users)``, int64 arrays (``array.array``):
+        ``unresolved[i - start]`` is how many pending arguments node ``i`` waits for (an
+        argument used twice counts twice); the users of node ``a`` are (node ids, not local
+        ids) ``users[user_start[a - start]:user_start[a - start + 1]]``, in creation order
+        (a user that reads ``a`` twice is listed twice). ``unresolved`` is a fresh copy
+        each time: the agenda counts it down."""
+        if self._dependencies is None:
+            args, pending, start = self.args, self.pending_mask(), self.start
+            n = self.end - start
+            unresolved, user_start = array("q", bytes(8 * n)), array("q", bytes(8 * (n + 1)))
+            count_dependencies(args, pending, start, unresolved, user_start)
+            users = array("q", bytes(8 * user_start[n]))
+            place_users(args, pending, start, user_start, users)
+            self._dependencies = (unresolved, user_start, users)
+        unresolved, user_start, users = self._dependencies
+        return array("q", unresolved), user_start, users
 
     def is_cheap(self, sig: int) -> bool:
         """The paper's tie-break class: element-wise ops are cheap, matmuls are heavy."""
@@ -155,3 +131,41 @@ class PendingView:
 
     def op_name(self, node: int) -> str:
         return self.graph.ops[node].name
+
+
+def pending_nodes(pending: bytearray, start: int) -> list:
+    """The node ids of the pending local ids of ``pending`` (a view's :meth:`pending_mask`)."""
+    return [start + k for k in range(len(pending)) if pending[k]]
+
+
+def count_dependencies(args: list, pending: bytearray, start: int, unresolved: array,
+                       user_end: array) -> None:
+    """Count, per pending node from ``start`` on (by local id), its pending arguments into
+    ``unresolved`` and its users into ``user_end``, summed: the users of local id ``k``
+    would end at ``user_end[k]`` in one list of all users in argument order.
+    (``pending``: per local id, whether it is scheduled; ``args``: the graph's.)"""
+    n = len(pending)
+    for k in range(n):
+        if pending[k]:
+            for a in args[start + k]:
+                if a >= start and pending[a - start]:
+                    unresolved[k] += 1
+                    user_end[a - start] += 1
+    total = 0
+    for k in range(n + 1):
+        total += user_end[k]
+        user_end[k] = total
+
+
+def place_users(args: list, pending: bytearray, start: int, user_end: array,
+                users: array) -> None:
+    """Write the users (node ids) into ``users``, from the last user to the first, each just
+    before the end of its argument's range, which then ends one place earlier: ``user_end``
+    (from :func:`count_dependencies`) becomes where each node's users start, and each
+    range lists its users in creation order."""
+    for k in range(len(pending) - 1, -1, -1):
+        if pending[k]:
+            for a in args[start + k]:
+                if a >= start and pending[a - start]:
+                    user_end[a - start] -= 1
+                    users[user_end[a - start]] = start + k

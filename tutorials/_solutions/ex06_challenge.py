@@ -1,6 +1,6 @@
 """Reference solution of exercise 6: lookahead batching, in plain Python.
 
-The library ships the same rule, vectorized, as ``bv.Graph(strategy="lookahead")``
+The library ships the same rule as ``bv.Graph(strategy="lookahead")``
 (``batchviz/schedule/lookahead.py``, whose docstring tells the whole story).
 
 1. Levels. For a signature ``s``, two ``s`` nodes on one dependency path never share a

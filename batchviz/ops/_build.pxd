@@ -1,0 +1,25 @@
+# C types for batchviz/ops/_build.py when it is compiled (batchviz/compiled.py): the graph
+# and its lists, node ids and depths. The steps are those of the .py.
+import cython
+from batchviz.graph cimport ExpressionBase, LazyGraph
+
+
+@cython.locals(param_node=dict, ids=list)
+cpdef tuple as_nodes(xs)
+
+@cython.locals(g=LazyGraph, node=Py_ssize_t)
+cpdef build_memoized(op, x, attrs)
+
+@cython.locals(g=LazyGraph, depths=list, ids=list, n=Py_ssize_t, depth=Py_ssize_t)
+cpdef build_over_nodes(op, xs)
+
+@cython.locals(g=LazyGraph, param_node=dict, depths=list, ids=list, n=Py_ssize_t,
+               depth=Py_ssize_t)
+cpdef build_over_parameters(op, terms)
+
+@cython.locals(g=LazyGraph, n=Py_ssize_t)
+cpdef unary_node(op, sig, ExpressionBase x)
+
+@cython.locals(g=LazyGraph, a=Py_ssize_t, b=Py_ssize_t, shapes=list, depths=list, da=Py_ssize_t,
+               db=Py_ssize_t)
+cpdef binary_node(op, sig, ExpressionBase x, ExpressionBase y)

@@ -1,0 +1,9 @@
+# C types for batchviz/ops/linalg.py when it is compiled (batchviz/compiled.py): the
+# constructors' graph and node ids. The steps are those of the .py.
+import cython
+from batchviz.graph cimport ExpressionBase, LazyGraph
+from batchviz.ops._build cimport build_over_parameters
+
+
+@cython.locals(g=LazyGraph, n=Py_ssize_t)
+cpdef matmul(a, x)

@@ -32,7 +32,7 @@ class Agenda:
 
     Per pending node (by local id, ``node - start``) it keeps ``unresolved``, how many of
     its arguments are not computed yet, and its users, the arrays of
-    :meth:`~batchviz.schedule.view.PendingView.dependencies`. ``group[s]`` is the list
+    :meth:`~batchviz.PendingView.dependencies`. ``group[s]`` is the list
     ``ready[s]`` (None while ``s`` has no node on the agenda), so that a node joins its group
     by indexing a list by its signature."""
 

@@ -108,9 +108,11 @@ class LazyGraph:
     def expression(self, node: int):
         """The expression of ``node``, of the graph's :attr:`expression_type`. While a mark
         is set (:meth:`checkpoint`), it is remembered, to be told if its node is removed."""
+        # an expression is its two fields, set here: a call of the class (which runs its
+        # __init__) would cost a third of a node's time
         kind = self.expression_type
-        e = kind.__new__(kind)  # (its two fields, set here: calling __init__ would cost
-        e.graph, e.node = self, node  # a third of a node's time)
+        e = kind.__new__(kind)
+        e.graph, e.node = self, node
         if self._made is not None:
             self._made.append(e)
         return e

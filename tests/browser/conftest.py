@@ -92,7 +92,18 @@ def chromium_browser(browser_requirements):
 @pytest.fixture
 def page(request, chromium_browser, jupyterlab_server):
     """A fresh Playwright page (own context, 1400x1000) for one test."""
-    context = chromium_browser.new_context(viewport=jl.DEFAULT_VIEWPORT)
+    yield from _fresh_page(request, chromium_browser, jupyterlab_server, jl.DEFAULT_VIEWPORT)
+
+
+@pytest.fixture
+def laptop(request, chromium_browser, jupyterlab_server):
+    """A page at 1280 x 800 (a laptop), JupyterLab's default sidebar open."""
+    yield from _fresh_page(request, chromium_browser, jupyterlab_server, jl.LAPTOP)
+
+
+def _fresh_page(request, chromium_browser, jupyterlab_server, viewport: dict):
+    """A page in its own context; on failure, a screenshot and the browser's console."""
+    context = chromium_browser.new_context(viewport=viewport)
     context.set_default_timeout(30_000)
     pg = context.new_page()
     console: list[str] = []

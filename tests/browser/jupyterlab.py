@@ -65,6 +65,8 @@ CHROMIUM_ARGS = [
 ]
 
 DEFAULT_VIEWPORT = {"width": 1400, "height": 1000}
+#: a laptop's screen: what the notebooks' pictures must fit, with the sidebar open
+LAPTOP = {"width": 1280, "height": 800}
 
 # JupyterLab plugins that would try to reach the internet or pop up toasts.
 _DISABLED_LAB_EXTENSIONS = {

@@ -28,7 +28,6 @@ from .jupyterlab import REPO_ROOT, assert_no_widget_errors, open_notebook, run_a
 
 pytestmark = pytest.mark.browser
 
-LAPTOP = {"width": 1280, "height": 800}
 #: a picture's box must leave room on a 800 px screen for JupyterLab's bars and the controls
 MAX_BOX_PX = 560
 DRAWS = re.compile(r"\bbv\.(Stepper|compare|explain)\(")
@@ -51,18 +50,6 @@ def test_the_notebooks_that_draw_are_all_here():
     """The notebooks left out draw nothing (05_speed: benchmarks and a matplotlib chart)."""
     left_out = {p.name for p in (REPO_ROOT / "notebooks").glob("*.ipynb")} - {p.name for p in NOTEBOOKS}
     assert len(NOTEBOOKS) >= 4 and all("speed" in name for name in left_out), left_out
-
-
-@pytest.fixture
-def laptop(request, chromium_browser, jupyterlab_server):
-    context = chromium_browser.new_context(viewport=LAPTOP)
-    context.set_default_timeout(30_000)
-    page = context.new_page()
-    yield page
-    rep = getattr(request.node, "rep_call", None)
-    if rep is not None and rep.failed:
-        screenshot(page, f"FAILED-{request.node.name}")
-    context.close()
 
 
 def _side_by_side(page, compare) -> list:

@@ -21,11 +21,11 @@ from batchviz.widgets.svgtext import MIN_TEXT_PX
 nbformat = pytest.importorskip("nbformat", reason="the browser tests write a notebook with nbformat")
 
 from .follow import problems, step_through
-from .jupyterlab import assert_no_widget_errors, open_notebook, run_all_cells, screenshot  # noqa: E402
+from .jupyterlab import (LAPTOP, assert_no_widget_errors, open_notebook,  # noqa: E402
+                         run_all_cells, screenshot)
 
 pytestmark = pytest.mark.browser
 
-LAPTOP = {"width": 1280, "height": 800}
 WAIT_MS = 15_000
 
 CELLS = [
@@ -94,19 +94,6 @@ def shot(page, name: str, root) -> None:
     screenshot(page, name)
     root.locator(".bv-agenda-table").first.evaluate("e => e.scrollIntoView({block: 'center'})")
     screenshot(page, name + "-tables")
-
-
-@pytest.fixture
-def laptop(request, chromium_browser, jupyterlab_server):
-    """A page at 1280 x 800 (a laptop), JupyterLab's default sidebar open."""
-    context = chromium_browser.new_context(viewport=LAPTOP)
-    context.set_default_timeout(30_000)
-    page = context.new_page()
-    yield page
-    rep = getattr(request.node, "rep_call", None)
-    if rep is not None and rep.failed:
-        screenshot(page, f"FAILED-{request.node.name}")
-    context.close()
 
 
 def test_every_widget_fits_a_laptop_with_the_sidebar_open(laptop, jupyterlab_server, tmp_path,

@@ -41,7 +41,8 @@ def run_batch(graph, arenas, arena, batch, xp, check: bool = False) -> BatchRun:
     ins, indices = [], []
     for read, shape in zip(batch.reads, batch.in_shapes):
         block, index = read_block(graph, arenas, read, xp)
-        ins.append(block if shape is None else block.reshape(shape))
+        # every read but a shared or strided one gives a flat block: a flat shape is its own
+        ins.append(block if shape is None or len(shape) == 1 else block.reshape(shape))
         indices.append(index)
     out = batch_outputs(xp, arena, batch)
     op, n, attrs = batch.op, len(batch.nodes), batch.attrs
@@ -57,7 +58,7 @@ def run_batch(graph, arenas, arena, batch, xp, check: bool = False) -> BatchRun:
         out.reshape(result.shape)[...] = result  # one copy, whatever the result's memory order
     if check:
         numerics.check_forward(graph, batch, arena, xp)
-    return record(BatchRun, ins, out, indices)
+    return record(BatchRun, (ins, out, indices))
 
 
 def read_block(graph, arenas, read, xp) -> tuple:
@@ -70,8 +71,8 @@ def read_block(graph, arenas, read, xp) -> tuple:
     every match, which costs more than reading a view does."""
     kind = type(read)
     if kind is View:
-        arena, start, length = read
-        return arenas[arena][start:start + length], None
+        start = read.start
+        return arenas[read.arena][start:start + read.length], None
     if kind is Shared:
         return graph.param_of_node[read.node].array, None
     if kind is Strided:

@@ -3,6 +3,7 @@
 import cython
 
 from batchviz.plan.layout cimport Layout
+from batchviz.plan.reads cimport read_of, record
 
 
 @cython.locals(nodes=tuple, n=Py_ssize_t, all_attrs=list, all_args=list, node=Py_ssize_t,
@@ -14,7 +15,8 @@ cpdef plan_batch(graph, Layout layout, batch, sizes, block_stride, every_gradien
 cpdef bint _takes_gradient(Layout layout, tuple origin) except -1
 
 
-@cython.locals(batch_of=list, node=Py_ssize_t, batches=set)
+@cython.locals(batch_of=list, node=Py_ssize_t, batches=set, first=Py_ssize_t, last=Py_ssize_t,
+               b=Py_ssize_t)
 cpdef tuple _origin(Layout layout, read, tuple nodes)
 
 

@@ -111,10 +111,11 @@ def plan_batch(graph, layout: Layout, batch: list, sizes, block_stride: int,
     out_shape = (length,) if op.elementwise else (n,) + graph.shapes[first]
     if info.blocks != 1:  # laid out block by block: (blocks, n) + shape, block_stride apart
         out_shape = (info.blocks,) + out_shape
-    return record(BatchPlan, len(layout.batches), graph.sigs[first], op, nodes, attrs, arena,
-                  start, length, sizes, out_shape, block_stride, tuple(reads),
-                  tuple(in_shapes), needs, origins,
-                  bool(info.shared) or True in needs or every_gradient, together, counts)
+    return record(BatchPlan, (len(layout.batches), graph.sigs[first], op, nodes, attrs, arena,
+                              start, length, sizes, out_shape, block_stride, tuple(reads),
+                              tuple(in_shapes), needs, origins,
+                              bool(info.shared) or True in needs or every_gradient, together,
+                              counts))
 
 
 def _takes_gradient(layout: Layout, origin: tuple) -> bool:
@@ -133,7 +134,7 @@ def _read_positions(graph, layout: Layout, info, positions: list, sizes) -> list
     reads = []
     for j, nodes in enumerate(positions):
         if j in info.shared:
-            reads.append(record(Shared, nodes[0]))
+            reads.append(record(Shared, (nodes[0],)))
             continue
         size = sizes if elementwise else size_of(shapes[nodes[0]])
         block = block_of.get(j, 0) if block_of else 0  # which block of what the nodes keep
@@ -181,7 +182,8 @@ def _origin(layout: Layout, read, nodes: tuple) -> tuple:
         return ()
     batch_of = layout.batch_of
     if type(read) is View:
-        return tuple(range(batch_of[nodes[0]], batch_of[nodes[len(nodes) - 1]] + 1))
+        first, last = batch_of[nodes[0]], batch_of[nodes[len(nodes) - 1]]
+        return tuple([b for b in range(first, last + 1)])  # (compiled: a C loop, no range)
     batches = set()
     for node in nodes:
         batches.add(batch_of[node])

@@ -5,6 +5,9 @@ import cython
 from batchviz.plan.layout cimport Layout
 
 
+cpdef record(kind, tuple fields)
+
+
 cpdef read_of(Layout layout, tuple nodes, sizes, batch_axis, Py_ssize_t block=*)
 
 

@@ -84,13 +84,19 @@ class Stack(NamedTuple):
 COPIES = (Concat, Copy, CopyFromArenas, Stack)
 
 
-def record(kind, *fields):
+#: ``tuple.__new__``, looked up once (see :func:`record`)
+_new_tuple = tuple.__new__
+
+
+def record(kind, fields: tuple):
     """``kind(*fields)``, for a NamedTuple class ``kind`` (a read, a batch's plan, ...), made
     by ``tuple.__new__`` in C. Calling the class itself runs the ``__new__`` that NamedTuple
     writes in Python: a frame of the interpreter for every record, about half a
     microsecond, while a plan makes several records per batch (the runs of a small graph
-    cost microseconds per batch in all). The fields must be all of ``kind``'s, in order."""
-    return tuple.__new__(kind, fields)
+    cost microseconds per batch in all). ``fields`` are all of ``kind``'s, in order, as one
+    tuple: compiled, this is then a C function that the planner and the executor call
+    without packing arguments."""
+    return _new_tuple(kind, fields)
 
 
 def is_copy(read) -> bool:
@@ -124,7 +130,7 @@ def read_of(layout, nodes: tuple, sizes, batch_axis: bool, block: int = 0):
         arena, start = layout.where(nodes[0], block)
         if arena is None:  # a parameter
             return Stack(((None, nodes[0], sizes if isinstance(sizes, int) else sizes[0]),))
-        return record(View, arena, start, sizes if isinstance(sizes, int) else sizes[0])
+        return record(View, (arena, start, sizes if isinstance(sizes, int) else sizes[0]))
     owner = layout.batch_of[nodes[0]]
     if owner >= 0:
         batch = layout.batches[owner]
@@ -154,7 +160,7 @@ def read_at(layout, nodes: tuple, addresses: list, sizes, batch_axis: bool):
     if isinstance(sizes, int):
         if step > 0:  # evenly spaced
             if step == sizes:
-                return record(View, arena, first - base, n * sizes)
+                return record(View, (arena, first - base, n * sizes))
             if step > sizes and (batch_axis or sizes == 1):
                 return Strided(arena, first - base, n, sizes, step)
         starts = np.fromiter(addresses, dtype=np.int64, count=n) - base
@@ -215,7 +221,7 @@ def _whole_batch(batch, sizes, block: int):
     wanted = len(batch.nodes) * sizes if isinstance(sizes, int) else sum(sizes)
     if wanted != batch.length:
         return None
-    return record(View, batch.arena, batch.start + block * batch.block_stride, batch.length)
+    return record(View, (batch.arena, batch.start + block * batch.block_stride, batch.length))
 
 
 def _whole_batches(layout, nodes: tuple, size: int, block: int):

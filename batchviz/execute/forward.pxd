@@ -3,6 +3,7 @@
 # functions.)
 import cython
 
+from batchviz.execute.memory cimport batch_outputs, copy_index, gather, strided_view
 from batchviz.plan.reads cimport record
 
 

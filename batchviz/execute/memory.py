@@ -184,7 +184,9 @@ def batch_outputs(xp, flat, batch):
     array is made with explicit strides, so that it is a view on every backend (a reshape
     of a strided array may copy, and the kernels write into it)."""
     if not batch.block_stride:
-        return flat[batch.start:batch.start + batch.length].reshape(batch.out_shape)
+        start, shape = batch.start, batch.out_shape
+        segment = flat[start:start + batch.length]
+        return segment if len(shape) == 1 else segment.reshape(shape)  # (flat: as it is)
     shape, item = batch.out_shape, flat.itemsize
     strides = [item] * len(shape)
     for axis in range(len(shape) - 2, 0, -1):   # a C-ordered (n,) + shape block ...

@@ -233,10 +233,13 @@ class PickNegLogSoftmax(Op):
     def memo_key(self, graph, args, attrs):
         return (self, graph.shapes[args[0]])  # the class index is checked by the constructor
 
-    def forward(self, xp, ins, attrs, n):
+    #: the losses are written straight into the batch's segment
+    writes_output = True
+
+    def forward(self, xp, ins, attrs, n, out=None):
         x = ins[0]
         rows = backend.to_device_index(np.asarray(attrs, dtype=np.int64))
-        return logsumexp(xp, x)[:, 0] - x[xp.arange(n), rows]
+        return xp.subtract(logsumexp(xp, x)[:, 0], x[xp.arange(n), rows], out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         # softmax(x) = exp(x - logsumexp(x)), and logsumexp(x) = loss + x[i]: the forward

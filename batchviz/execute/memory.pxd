@@ -1,0 +1,14 @@
+# C types for batchviz/execute/memory.py when it is compiled (batchviz/compiled.py); the
+# steps are those of the .py. (cpdef: the executor calls them per batch and per read as C
+# functions.)
+
+cpdef tuple copy_index(starts, size)
+
+
+cpdef gather(flat, index, Py_ssize_t width)
+
+
+cpdef strided_view(xp, flat, Py_ssize_t start, Py_ssize_t n, Py_ssize_t size, Py_ssize_t step)
+
+
+cpdef batch_outputs(xp, flat, batch)

@@ -48,13 +48,30 @@ class Tanh(Elementwise):
         return [g * (1.0 - out * out)]
 
 
+#: the arrays of :func:`constant`, by backend, dtype and value
+_CONSTANTS: dict = {}
+
+
+def constant(xp, value: float, like):
+    """``value`` as a 0-d array of ``like``'s dtype on ``xp``, made once. Given a Python
+    number, a ufunc works out the number's type on every call (NumPy: several times the
+    cost of the operation on a batch's few hundred values); given an array of the
+    operand's own dtype it has nothing to work out, and computes the same values."""
+    key = (xp, like.dtype, value)
+    array = _CONSTANTS.get(key)
+    if array is None:
+        array = _CONSTANTS[key] = xp.asarray(value, dtype=like.dtype)
+    return array
+
+
 def logistic_values(xp, x, out=None):
     """``1 / (1 + exp(-x))`` as ``0.5 * (1 + tanh(x / 2))``, which never overflows (in
     ``out`` when it is given)."""
-    out = xp.multiply(x, 0.5, out=out)
+    half = constant(xp, 0.5, x)
+    out = xp.multiply(x, half, out=out)
     xp.tanh(out, out=out)
-    out += 1.0
-    out *= 0.5
+    xp.add(out, constant(xp, 1.0, x), out=out)
+    xp.multiply(out, half, out=out)
     return out
 
 

@@ -275,7 +275,7 @@ class ActivatedAffine(AffineTransform):
         self.name = f"affine_{activation}"
 
     def forward(self, xp, ins, attrs, n, out=None):
-        out = super().forward(xp, ins, attrs, n, out=out)
+        out = AffineTransform.forward(self, xp, ins, attrs, n, out)  # (no super object per batch)
         if self.activation == "logistic":  # bv.logistic's values, in place
             logistic_values(xp, out, out=out)
         elif self.activation == "tanh":

@@ -28,3 +28,7 @@ cpdef list _kernel_shapes(graph, info, tuple args, list reads, sizes)
 
 @cython.locals(j=Py_ssize_t)
 cpdef list _argument_nodes(tuple args, together)
+
+
+@cython.locals(copies=Py_ssize_t, avoided=Py_ssize_t, elements=Py_ssize_t)
+cpdef tuple copy_counts(tuple batches)

@@ -59,16 +59,22 @@ class Plan(NamedTuple):
     def copy_counts(self) -> tuple:
         """``(copies, copies avoided, elements copied)``: reads that copy (one kernel each),
         reads of arguments in place (views), and how much the copies move."""
-        copies = avoided = elements = 0
-        for batch in self.batches:
-            for read in batch.reads:
-                kind = type(read)
-                if kind in COPIES:
-                    copies += 1
-                    elements += elements_copied(read)
-                elif kind is View or kind is Strided:
-                    avoided += 1
-        return copies, avoided, elements
+        return copy_counts(self.batches)
+
+
+def copy_counts(batches: tuple) -> tuple:
+    """:meth:`Plan.copy_counts` of ``batches`` (a function, so that compiled its loop is C:
+    every run counts its reads for its statistics)."""
+    copies = avoided = elements = 0
+    for batch in batches:
+        for read in batch.reads:
+            kind = type(read)
+            if kind is View or kind is Strided:
+                avoided += 1
+            elif kind in COPIES:
+                copies += 1
+                elements += elements_copied(read)
+    return copies, avoided, elements
 
 
 def plan(graph, batches: list, layout: Layout, start: int, every_gradient: bool = False) -> Plan:

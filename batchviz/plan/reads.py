@@ -129,7 +129,7 @@ def read_of(layout, nodes: tuple, sizes, batch_axis: bool, block: int = 0):
     if len(nodes) == 1:
         arena, start = layout.where(nodes[0], block)
         if arena is None:  # a parameter
-            return Stack(((None, nodes[0], sizes if isinstance(sizes, int) else sizes[0]),))
+            return record(Stack, (((None, nodes[0], sizes if isinstance(sizes, int) else sizes[0]),),))
         return record(View, (arena, start, sizes if isinstance(sizes, int) else sizes[0]))
     owner = layout.batch_of[nodes[0]]
     if owner >= 0:
@@ -162,14 +162,14 @@ def read_at(layout, nodes: tuple, addresses: list, sizes, batch_axis: bool):
             if step == sizes:
                 return record(View, (arena, first - base, n * sizes))
             if step > sizes and (batch_axis or sizes == 1):
-                return Strided(arena, first - base, n, sizes, step)
+                return record(Strided, (arena, first - base, n, sizes, step))
         starts = np.fromiter(addresses, dtype=np.int64, count=n) - base
-        return Copy(arena, starts, sizes, len(set(nodes)) == n)
+        return record(Copy, (arena, starts, sizes, len(set(nodes)) == n))
     ends = first + np.cumsum(sizes)
     if (np.asarray(addresses[1:]) == ends[:-1]).all():  # nodes of several sizes, back to back
         return View(arena, first - base, int(ends[-1] - first))
     starts = np.asarray(addresses, dtype=np.int64) - base
-    return Copy(arena, starts, tuple(sizes), len(set(nodes)) == n)
+    return record(Copy, (arena, starts, tuple(sizes), len(set(nodes)) == n))
 
 
 def _extent(addresses: list) -> tuple:
@@ -198,7 +198,7 @@ def _stack(layout, nodes, addresses, sizes) -> Stack:
         else:
             arena = layout.arena_of(address)
             pieces.append((arena, address - layout.bases[arena], size))
-    return Stack(tuple(pieces))
+    return record(Stack, (tuple(pieces),))
 
 
 def _from_arenas(layout, nodes, addresses, size: int) -> CopyFromArenas:
@@ -212,7 +212,8 @@ def _from_arenas(layout, nodes, addresses, size: int) -> CopyFromArenas:
     for rows in np.split(by_arena, cuts):
         arena = int(which[rows[0]])
         groups.append((arena, rows, addresses[rows] - layout.bases[arena]))
-    return CopyFromArenas(tuple(groups), len(nodes), size, len(set(nodes)) == len(nodes))
+    return record(CopyFromArenas, (tuple(groups), len(nodes), size,
+                                   len(set(nodes)) == len(nodes)))
 
 
 def _whole_batch(batch, sizes, block: int):
@@ -249,4 +250,4 @@ def _whole_batches(layout, nodes: tuple, size: int, block: int):
     back_to_back = all(b[0] == a[0] + a[1] for a, b in zip(pieces, pieces[1:]))
     if len(pieces) == n or back_to_back:
         return None
-    return Concat(arena, tuple(pieces), size)
+    return record(Concat, (arena, tuple(pieces), size))

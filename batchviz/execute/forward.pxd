@@ -1,6 +1,6 @@
 # C types for batchviz/execute/forward.py when it is compiled (batchviz/compiled.py); the
-# steps are those of the .py. (cpdef: the executor calls them per batch and per read as C
-# functions.)
+# steps are those of the .py. (cpdef: the executor calls run_batch per batch as a C function;
+# read_block stays a Python function, which benchmarks/hosttime.py times by replacing it.)
 import cython
 
 from batchviz.execute.memory cimport batch_outputs, copy_index, gather, strided_view
@@ -10,5 +10,3 @@ from batchviz.plan.reads cimport record
 @cython.locals(ins=list, indices=list, n=Py_ssize_t)
 cpdef run_batch(graph, list arenas, arena, batch, xp, bint check=*)
 
-
-cpdef tuple read_block(graph, list arenas, read, xp)

@@ -231,9 +231,14 @@ class LowestAverageDepth(Rule):
 
     def __init__(self, priority: dict):
         self.priority = priority
+        # each signature's place in the order of its key, asked for by ``choose`` at every
+        # step: comparing two numbers costs less than comparing two keys (the keys differ,
+        # since each ends with its signature, so the lowest place is the lowest key)
+        ranked = sorted(priority, key=priority.__getitem__)
+        self.place_of = dict(zip(ranked, range(len(ranked)))).__getitem__
 
     def choose(self, agenda) -> int:
-        return min(agenda.ready, key=self.priority.__getitem__)
+        return min(agenda.ready, key=self.place_of)
 
     def key(self, signature, agenda) -> tuple:
         average, heavy, _ = self.priority[signature]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from . import numerics
 from ..backend import scatter_add
 from ..ops.gradients import BlockGradient, SparseRows, WeightGradient
-from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View, is_copy
+from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View
 from .memory import POOL, batch_outputs, rows_view, strided_view
 
 
@@ -54,8 +54,7 @@ def execute_backward(graph, loss: int, xp, keep: bool = False) -> tuple:
             for b in origin:  # the batches that computed these arguments now have a gradient
                 if b >= 0:
                     reached[b] = 1
-            add_gradient(graph, grads, read, grad, index, xp)
-            scatters += is_copy(read)
+            scatters += add_gradient(graph, grads, read, grad, index, xp)
     for node, terms in weight_terms.items():
         _add_weight_gradient(xp, graph.param_of_node[node], terms)
     if check:
@@ -86,28 +85,34 @@ def backward_kernel(batch, run, grads, xp) -> list:
     return op.backward(xp, run.ins, run.out, g, attrs, n, batch.needs)
 
 
-def add_gradient(graph, grads, read, grad, index, xp) -> None:
+def add_gradient(graph, grads, read, grad, index, xp) -> bool:
     """Add one argument position's gradient to where its arguments live, as ``read`` read
     them (``index``: what a copy gathered with). The kinds are told apart as
-    :func:`~batchviz.execute.forward.read_block` tells them."""
+    :func:`~batchviz.execute.forward.read_block` tells them. Returns whether the gradient
+    went back through a copy's index or piece by piece (the reads that copied forward)."""
     kind = type(read)
     if kind is View:
         arena, start, length = read
         target = grads[arena][start:start + length]
         if type(grad) is BlockGradient:  # only its band of rows
             target.reshape(grad.shape)[:, grad.lo:grad.hi] += grad.values
+        elif grad.ndim == 1:  # an element-wise op's: flat already
+            target += grad
         else:
             target += grad.reshape(-1)
-    elif kind is Shared:
+        return False
+    if kind is Shared:
         _add_to_parameter(graph.param_of_node[read.node], grad, xp)
-    elif kind is Strided:
+        return False
+    if kind is Strided:
         arena, start, n, size, step = read
         target = strided_view(xp, grads[arena], start, n, size, step)
         if type(grad) is BlockGradient:
             target.reshape(grad.shape)[:, grad.lo:grad.hi] += grad.values
         else:
             target += grad.reshape(n, size)
-    elif kind is Copy:
+        return False
+    if kind is Copy:
         _scatter(grads[read.arena], index, _dense(grad, xp).reshape(-1), read.unique)
     elif kind is Concat:
         flat, at = _dense(grad, xp).reshape(-1), 0
@@ -120,6 +125,9 @@ def add_gradient(graph, grads, read, grad, index, xp) -> None:
             _scatter(grads[arena], (arena_index, width), rows[at].reshape(-1), read.unique)
     elif kind is Stack:
         _add_to_pieces(graph, grads, read.pieces, _dense(grad, xp).reshape(-1))
+    else:
+        return False
+    return True
 
 
 def _dense(grad, xp):
@@ -145,7 +153,8 @@ def _add_to_pieces(graph, grads, pieces, flat) -> None:
         at += size
         if arena is None:
             param = graph.param_of_node[start]
-            param.grad_array()[...] += piece.reshape(param.shape)
+            target = param.grad_array()
+            target += piece.reshape(param.shape)
         else:
             grads[arena][start:start + size] += piece
 
@@ -156,13 +165,16 @@ def _add_to_parameter(param, grad, xp) -> None:
     if type(grad) is SparseRows:
         param.add_to_rows(grad.rows, grad.values)
         return
-    if type(grad) is WeightGradient:
-        grad = grad.value(xp)
     target, new = param.grad_to_write()
+    if type(grad) is WeightGradient:
+        if new:  # the product written where it belongs: no array made only to be copied
+            grad.value(xp, out=target)
+            return
+        grad = grad.value(xp)
     if new:
         target[...] = grad
     else:
-        target[...] += grad
+        target += grad
 
 
 def _add_weight_gradient(xp, param, terms) -> None:
@@ -172,7 +184,7 @@ def _add_weight_gradient(xp, param, terms) -> None:
     target, new = param.grad_to_write()
     if len(terms) == 1:
         if new:
-            target[...] = terms[0].value(xp)
+            terms[0].value(xp, out=target)
         else:
             target += terms[0].value(xp)
         return

@@ -45,7 +45,10 @@ class Tanh(Elementwise):
         return xp.tanh(ins[0], out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
-        return [g * (1.0 - out * out)]
+        d = xp.multiply(out, out)  # g * (1 - out^2), in one new array
+        xp.subtract(1.0, d, out=d)
+        d *= g
+        return [d]
 
 
 #: the arrays of :func:`constant`, by backend, dtype and value
@@ -83,7 +86,9 @@ class Logistic(Elementwise):
         return logistic_values(xp, ins[0], out=out)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
-        return [g * out * (1.0 - out)]
+        d = xp.multiply(g, out)  # g * out * (1 - out), one temporary fewer
+        d *= 1.0 - out
+        return [d]
 
 
 class Rectify(Elementwise):

@@ -29,13 +29,16 @@ class WeightGradient:
         self.g = g
         self.x = x
 
-    def value(self, xp):
-        """``g^T x``. One row (a single instance: unbatched execution, or a weight used once)
-        is an outer product, which BLAS libraries compute faster than a matrix product with
-        an inner dimension of 1."""
-        if self.g.shape[0] == 1:
-            return xp.outer(self.g[0], self.x[0])
-        return self.g.T @ self.x
+    def value(self, xp, out=None):
+        """``g^T x`` (written into ``out`` when it is given: a parameter's gradient, where
+        this is its first of the step). One row (a single instance: unbatched execution,
+        or a weight used once) is an outer product, which BLAS libraries compute faster
+        than a matrix product with an inner dimension of 1: the column of ``g``'s numbers
+        times the row of ``x``'s, as ``xp.outer`` forms it."""
+        g, x = self.g, self.x
+        if g.shape[0] == 1:
+            return xp.multiply(g[0][:, None], x[0][None, :], out=out)
+        return xp.matmul(g.T, x, out=out)
 
 
 class BlockGradient:

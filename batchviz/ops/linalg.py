@@ -55,6 +55,24 @@ def _mm_forward(xp, A, x, shared, rows: bool = False):
     return xp.matmul(A, x)
 
 
+#: a shared ``A``'s input gradient ``g A`` of at most this many rows (and more than one) is
+#: computed as one matrix-vector product per row: see :func:`_rows_times`
+ROWS_BY_VECTOR_UP_TO = 3
+
+
+def _rows_times(xp, g, A):
+    """``g @ A`` for the ``(n, rows)`` gradient ``g`` of a batch's products with a shared
+    ``A``: the gradient of their vectors. One row is a matrix-vector product (NumPy calls
+    BLAS's gemv for it); two or three rows are, on NumPy, also one matrix-vector product
+    per row (one call: a stack of ``(1, rows)`` matrices), where a matrix product would
+    first copy all of ``A`` into its packed layout, which costs more than the products
+    themselves for so few rows (a Tree-LSTM's inner nodes come two or three at a time).
+    The rows then get the numbers a batch of one gets."""
+    if 1 < len(g) <= ROWS_BY_VECTOR_UP_TO and xp is np:
+        return xp.matmul(g[:, None, :], A)[:, 0, :]
+    return g @ A
+
+
 def _mm_backward(xp, A, x, g, shared, need_A, need_x):
     gA = gx = None
     if shared:
@@ -62,7 +80,7 @@ def _mm_backward(xp, A, x, g, shared, need_A, need_x):
             if need_A:
                 gA = WeightGradient(g, x)
             if need_x:
-                gx = g @ A
+                gx = _rows_times(xp, g, A)
         else:
             if need_A:  # columns are instances: one row per instance, n * c of them
                 gA = WeightGradient(_instances_as_rows(g), _instances_as_rows(x))
@@ -285,13 +303,18 @@ class ActivatedAffine(AffineTransform):
         return out
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
-        if self.activation == "logistic":  # the activation's slope, from its value
-            g = g * out * (1.0 - out)
+        # the gradient times the activation's slope, from its value, in one new array
+        # (the numbers of ``g * out * (1.0 - out)`` and ``g * (1.0 - out * out)``)
+        if self.activation == "logistic":
+            d = xp.multiply(g, out)
+            d *= 1.0 - out
         elif self.activation == "tanh":
-            g = g * (1.0 - out * out)
+            d = xp.multiply(out, out)
+            xp.subtract(1.0, d, out=d)
+            d *= g
         else:
-            g = g * (out > 0)
-        return super().backward(xp, ins, out, g, attrs, n, needs)
+            d = g * (out > 0)
+        return super().backward(xp, ins, out, d, attrs, n, needs)
 
 
 _MATMUL = register(MatMul())

@@ -244,13 +244,16 @@ class PickNegLogSoftmax(Op):
     def backward(self, xp, ins, out, g, attrs, n, needs):
         # softmax(x) = exp(x - logsumexp(x)), and logsumexp(x) = loss + x[i]: the forward
         # pass's output gives it back without another pass over the scores
+        # (the picked scores are found by one flat index, row * classes + class: cheaper
+        # than a pair of index arrays)
         x = ins[0]
-        rows = backend.to_device_index(np.asarray(attrs, dtype=np.int64))
-        picked = (xp.arange(n), rows)
-        lse = out + x[picked]
+        classes = x.shape[1]
+        picked = backend.to_device_index(np.asarray(attrs, dtype=np.int64)
+                                         + np.arange(0, n * classes, classes))
+        lse = out + x.reshape(-1)[picked]
         probs = x - lse[:, None]
         xp.exp(probs, out=probs)
-        probs[picked] -= 1.0
+        probs.reshape(-1)[picked] -= 1.0
         probs *= g[:, None]
         return [probs]
 

@@ -233,8 +233,7 @@ class PickNegLogSoftmax(Op):
     def memo_key(self, graph, args, attrs):
         return (self, graph.shapes[args[0]])  # the class index is checked by the constructor
 
-    #: the losses are written straight into the batch's segment
-    writes_output = True
+    writes_output = True  # the losses are written straight into the batch's segment
 
     def forward(self, xp, ins, attrs, n, out=None):
         x = ins[0]
@@ -243,11 +242,9 @@ class PickNegLogSoftmax(Op):
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         # softmax(x) = exp(x - logsumexp(x)), and logsumexp(x) = loss + x[i]: the forward
-        # pass's output gives it back without another pass over the scores
-        # (the picked scores are found by one flat index, row * classes + class: cheaper
-        # than a pair of index arrays)
-        x = ins[0]
-        classes = x.shape[1]
+        # pass's output gives it back without another pass over the scores (the picked
+        # scores by one flat index, row * classes + class: cheaper than two index arrays)
+        x, classes = ins[0], ins[0].shape[1]
         picked = backend.to_device_index(np.asarray(attrs, dtype=np.int64)
                                          + np.arange(0, n * classes, classes))
         lse = out + x.reshape(-1)[picked]

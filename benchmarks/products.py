@@ -3,12 +3,15 @@
 Every LSTM step, output layer and Tree-LSTM node of a batch multiplies a shared ``W`` by
 the batch's ``n`` input vectors. Written as rows, ``x W^T`` gives one row per node; written
 as columns, ``(W x^T)^T`` gives the same numbers a column per node, read through a
-transposed view. The BLAS sees two different calls: on OpenBLAS 0.3.31 the columns form
-is 1.3-2x faster for batches of 2-8 vectors at an LSTM's shapes, within the machine's
+transposed view; written as one matrix-vector product per vector (a stack of them, one
+NumPy call), ``W`` is not copied into the BLAS's packed layout first. The BLAS sees three
+different calls: on OpenBLAS 0.3.31 the per-vector form is about twice as fast as either
+matrix product for 2-6 vectors at a Tree-LSTM's shapes (``linalg.per_vector``), the columns
+form is 1.3-2x faster than rows for batches of 8 at an LSTM's shapes, within the machine's
 noise up to 512, and slower for a ``W`` of few rows (an output layer);
-``batchviz.ops.linalg.columns_first`` decides which. Another BLAS may draw the line
-elsewhere: this benchmark shows where, at the shapes of the benchmark models, each ratio
-measured side by side.
+``batchviz.ops.linalg.columns_first`` decides between those two. Another BLAS may draw the
+lines elsewhere: this benchmark shows where, at the shapes of the benchmark models, each
+ratio measured side by side.
 """
 from __future__ import annotations
 
@@ -26,14 +29,19 @@ SHAPES = [
     ("Tree-LSTM node (5 x 256, one child's h)", 1280, 256),
     ("output layer, 9 tags (input 512)", 9, 512),
 ]
-SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+SIZES = [1, 2, 3, 4, 6, 8, 16, 32, 64, 128, 256, 512, 1024]
 QUICK_SHAPES = SHAPES[:1]
-QUICK_SIZES = [1, 8, 64]
+QUICK_SIZES = [1, 3, 8, 64]
 
 
-def time_product(W: np.ndarray, x: np.ndarray, columns: bool, seconds: float) -> float:
-    """Best time of one product, in seconds, over windows of about ``seconds / 5``."""
-    product = (lambda: (W @ x.T).T) if columns else (lambda: x @ W.T)
+FORMS = {"rows": lambda W, x: x @ W.T, "columns": lambda W, x: (W @ x.T).T,
+         "vectors": lambda W, x: np.matmul(W, x[:, :, None])[:, :, 0]}
+
+
+def time_product(W: np.ndarray, x: np.ndarray, form: str, seconds: float) -> float:
+    """Best time of one product written in ``form`` (of :data:`FORMS`), in seconds, over
+    windows of about ``seconds / 5``."""
+    product = lambda: FORMS[form](W, x)  # noqa: E731
     once, _ = best_of(product, repeat=1)
     reps = max(1, int(seconds / 5 / max(once, 1e-7)))
     best, _ = best_of(lambda: [product() for _ in range(reps)], repeat=5)
@@ -51,19 +59,25 @@ def run(quick: bool = False) -> dict:
         W = rng.standard_normal((r, k)).astype(np.float32)
         for n in sizes:
             x = rng.standard_normal((n, k)).astype(np.float32)
-            as_rows = time_product(W, x, columns=False, seconds=seconds)
-            as_columns = time_product(W, x, columns=True, seconds=seconds)
-            used = "columns" if linalg.columns_first(r, n) else "rows"
+            as_rows, as_columns, as_vectors = (time_product(W, x, form, seconds)
+                                               for form in ("rows", "columns", "vectors"))
+            used = ("vectors" if linalg.per_vector(np, n)
+                    else "columns" if linalg.columns_first(r, n) else "rows")
             results.append({"shape": name, "W": [r, k], "n": n, "rows_s": as_rows,
-                            "columns_s": as_columns, "batchviz_uses": used})
+                            "columns_s": as_columns, "vectors_s": as_vectors,
+                            "batchviz_uses": used})
             rows.append([name if n == sizes[0] else "",  # the shape's name once
-                         n, as_rows * 1e6, as_columns * 1e6, as_rows / as_columns, used])
+                         n, as_rows * 1e6, as_columns * 1e6, as_vectors * 1e6,
+                         as_rows / as_columns, used])
     print(format_table(
-        ["product W x for n vectors", "n", "x W^T us", "(W x^T)^T us", "rows/columns", "batchviz uses"],
+        ["product W x for n vectors", "n", "x W^T us", "(W x^T)^T us", "per vector us",
+         "rows/columns", "batchviz uses"],
         rows, title=f"A shared W times a batch of n vectors, float32, best of 5 windows "
                     f"(batchviz computes columns up to n = {linalg.TRANSPOSED_UP_TO} for a W "
-                    f"of {linalg.TRANSPOSED_MIN_ROWS} rows or more)"))
+                    f"of {linalg.TRANSPOSED_MIN_ROWS} rows or more, and one product per vector "
+                    f"for 2 to {linalg.PER_VECTOR_UP_TO} vectors)"))
     print("rows/columns above 1: the columns form is faster")
     return {"task": "products", "quick": quick, "machine": machine_info(),
             "transposed_up_to": linalg.TRANSPOSED_UP_TO,
-            "transposed_min_rows": linalg.TRANSPOSED_MIN_ROWS, "results": results}
+            "transposed_min_rows": linalg.TRANSPOSED_MIN_ROWS,
+            "per_vector_up_to": linalg.PER_VECTOR_UP_TO, "results": results}

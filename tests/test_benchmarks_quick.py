@@ -214,19 +214,22 @@ def test_paired_interval_tells_a_difference_from_noise():
     assert slower["interval_95"][1] < 1 and ": slower)" in paired_lines([slower])[0]
 
 
-def test_products_benchmark_times_both_ways_round(tmp_path, capsys):
+def test_products_benchmark_times_every_form(tmp_path, capsys):
     """``python -m benchmarks products --quick``: both forms timed for every size, and the
     form batchviz uses named as ``columns_first`` decides."""
-    from batchviz.ops.linalg import columns_first
+    import numpy as np
+
+    from batchviz.ops.linalg import columns_first, per_vector
 
     path = tmp_path / "products.json"
     assert main(["products", "--quick", "--json", str(path)]) == 0
     assert "rows/columns" in capsys.readouterr().out
     results = json.loads(path.read_text())["results"]
-    assert [r["n"] for r in results] == [1, 8, 64]
+    assert [r["n"] for r in results] == [1, 3, 8, 64]
     for r in results:
-        assert r["rows_s"] > 0 and r["columns_s"] > 0
-        assert r["batchviz_uses"] == ("columns" if columns_first(r["W"][0], r["n"]) else "rows")
+        assert r["rows_s"] > 0 and r["columns_s"] > 0 and r["vectors_s"] > 0
+        assert r["batchviz_uses"] == ("vectors" if per_vector(np, r["n"]) else "columns"
+                                      if columns_first(r["W"][0], r["n"]) else "rows")
 
 
 def test_hosttime_benchmark_times_the_executor_and_the_kernels(tmp_path, capsys):

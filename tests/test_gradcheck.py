@@ -192,11 +192,12 @@ def test_a_shared_weights_gradient_is_the_sum_of_its_outer_products(rows):
 
 
 @pytest.mark.parametrize("rows_of_A", [3, 70])
-@pytest.mark.parametrize("n", [1, 5, 600])
+@pytest.mark.parametrize("n", [1, 5, 8, 600])
 def test_a_shared_matrix_times_a_batch_is_the_same_either_way_round(n, rows_of_A):
     """``_mm_forward`` computes ``x A^T`` or ``(A x^T)^T`` (a transposed view), whichever
-    ``columns_first`` says OpenBLAS does faster; both are ``A @ x_i`` for every node, and a
-    caller reads rows of either."""
+    ``columns_first`` says OpenBLAS does faster, or a few vectors one at a time
+    (``per_vector``: rows, with the numbers of a batch of one); all are ``A @ x_i`` for
+    every node, and a caller reads rows of any."""
     from batchviz.ops import linalg
 
     rng = np.random.default_rng(n)
@@ -204,6 +205,9 @@ def test_a_shared_matrix_times_a_batch_is_the_same_either_way_round(n, rows_of_A
     got = linalg._mm_forward(np, A, x, shared=True, rows=True)
     assert got.shape == (n, rows_of_A)
     np.testing.assert_allclose(got, np.stack([A @ v for v in x]), rtol=1e-12)
-    if n > 1:  # which way it went (a single row is contiguous either way)
+    if linalg.per_vector(np, n):
+        assert got.flags.c_contiguous
+        assert all(np.array_equal(got[i], A @ v) for i, v in enumerate(x))
+    elif n > 1:  # which way it went (a single row is contiguous either way)
         assert got.flags.c_contiguous == (not linalg.columns_first(rows_of_A, n))
     assert linalg.columns_first(rows_of_A, n) == (rows_of_A == 70 and n <= 512)

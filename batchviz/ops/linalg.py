@@ -37,7 +37,8 @@ def _mm_forward(xp, A, x, shared, rows: bool = False):
     ``rows``: the result of vectors should be one contiguous row per node, as ``x A^T``
     gives it, when that is not slower.
 
-    With a shared ``A`` the result is usually ``(A x^T)^T``, the same numbers laid out a
+    With a shared ``A``, a few vectors are one matrix-vector product each
+    (:func:`per_vector`); more are usually ``(A x^T)^T``, the same numbers laid out a
     column per node (a transposed view, which the callers read as they read rows). The BLAS
     sees another call, which OpenBLAS runs faster for the small batches of vectors an
     LSTM's steps make; ``x A^T`` stays for large batches (a minibatch's thousand Tree-LSTM
@@ -46,6 +47,8 @@ def _mm_forward(xp, A, x, shared, rows: bool = False):
     benchmark models' shapes (``TRANSPOSED_UP_TO``, ``TRANSPOSED_MIN_ROWS``)."""
     if shared:
         if x.ndim == 2:
+            if per_vector(xp, len(x)):
+                return xp.matmul(A, x[:, :, None])[:, :, 0]
             if rows and (xp is not np or not columns_first(len(A), len(x))):
                 return x @ A.T
             return (A @ x.T).T
@@ -55,20 +58,29 @@ def _mm_forward(xp, A, x, shared, rows: bool = False):
     return xp.matmul(A, x)
 
 
-#: a shared ``A``'s input gradient ``g A`` of at most this many rows (and more than one) is
-#: computed as one matrix-vector product per row: see :func:`_rows_times`
-ROWS_BY_VECTOR_UP_TO = 3
+#: a shared ``A`` times at most this many vectors (and more than one), and their
+#: gradients times ``A``, are computed one matrix-vector product per vector: see
+#: :func:`per_vector`
+PER_VECTOR_UP_TO = 6
+
+
+def per_vector(xp, n: int) -> bool:
+    """Whether a shared ``A`` times a batch of ``n`` vectors (forward), or the batch's
+    ``(n, rows)`` gradient times ``A`` (backward), runs as one matrix-vector product per
+    vector, in one NumPy call (a stack of them), rather than as one matrix product. A
+    matrix product first copies all of ``A`` into its packed layout, which costs more
+    than the products themselves for a few vectors (a Tree-LSTM's nodes come two or three
+    at a time in a graph of one tree): on OpenBLAS, 2 to 6 vectors take half the time
+    this way, and from 8 on the matrix product is faster (measured at 128 x 128 and
+    128 x 256, float32). One vector is a matrix-vector product either way, and the
+    vectors of a batch get the very numbers a batch of one gets."""
+    return 1 < n <= PER_VECTOR_UP_TO and xp is np
 
 
 def _rows_times(xp, g, A):
     """``g @ A`` for the ``(n, rows)`` gradient ``g`` of a batch's products with a shared
-    ``A``: the gradient of their vectors. One row is a matrix-vector product (NumPy calls
-    BLAS's gemv for it); two or three rows are, on NumPy, also one matrix-vector product
-    per row (one call: a stack of ``(1, rows)`` matrices), where a matrix product would
-    first copy all of ``A`` into its packed layout, which costs more than the products
-    themselves for so few rows (a Tree-LSTM's inner nodes come two or three at a time).
-    The rows then get the numbers a batch of one gets."""
-    if 1 < len(g) <= ROWS_BY_VECTOR_UP_TO and xp is np:
+    ``A``: the gradient of their vectors (:func:`per_vector` says how)."""
+    if per_vector(xp, len(g)):
         return xp.matmul(g[:, None, :], A)[:, 0, :]
     return g @ A
 

@@ -76,7 +76,8 @@ class Trainer(BatchvizTrainer):
         if not reached and not tables:
             self.updates += 1
             return
-        scale = self._clip_scale_for(self._squared_norm(store, reached, tables))
+        runs = self._runs(reached)
+        scale = self._clip_scale_for(self._squared_norm(store, runs, tables))
         if self.clip_threshold is not None:
             if not bool(state.xp.isfinite(self.last_gradient_norm)):  # as DyNet: stop here
                 raise RuntimeError(
@@ -88,14 +89,13 @@ class Trainer(BatchvizTrainer):
             self._clips = clipped if self._clips is None else self._clips + clipped
         # (a parameter not updated keeps its gradient: DyNet clears only what it updates)
         updated = [r for r in reached if r[0]._updated]
-        for p, start, stop, at in self._runs(updated):
+        runs = runs if len(updated) == len(reached) else self._runs(updated)
+        for p, start, stop, at in runs:
             self._apply(p, store.values[start:stop], store.grads[start:stop], scale,
                         [m[at:at + stop - start] for m in moments])
         for r in updated:
             r[0]._p.zero_grad()
-        for p in tables:
-            if not p._updated:
-                continue
+        for p in [p for p in tables if p._updated]:
             if self.sparse_updates_enabled:
                 self._update_rows(p, p._p._grad, scale)
             else:
@@ -124,8 +124,7 @@ class Trainer(BatchvizTrainer):
                 entries.append((p, start, stop, grad, at))
                 at += stop - start
         if len(entries) != len(mine):   # (a parameter is made on its collection's model)
-            raise RuntimeError("a parameter of this collection is not stored in the "
-                               "collection's model")
+            raise RuntimeError("a parameter of this collection is not in its model's store")
         moments = [xp.zeros(at, dtype=store.values.dtype) for _ in range(self.slot_count)]
         old = {} if self._dense is None else self._dense[3]
         views = {}
@@ -152,12 +151,12 @@ class Trainer(BatchvizTrainer):
                 runs.append([p, start, stop, at])
         return runs
 
-    def _squared_norm(self, store, reached, tables):
+    def _squared_norm(self, store, runs, tables):
         """The squared norm of every gradient of this step together (DyNet's clipping
-        norm): one dot product per run of dense parameters, and each table's over its rows
-        with a gradient."""
+        norm): one dot product per run of dense parameters (:meth:`_runs`), and each of
+        ``tables``' over its rows with a gradient."""
         dot, total = state.xp.dot, None
-        for p, start, stop, at in self._runs(reached):
+        for p, start, stop, at in runs:
             grads = store.grads[start:stop]
             sq = dot(grads, grads)
             total = sq if total is None else total + sq

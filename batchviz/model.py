@@ -19,7 +19,7 @@ from .backend import state
 from .errors import ModelFileError
 from .expression import Operators
 from .ops.leaves import lookup
-from .parameters import LookupBase, ParameterBase
+from .parameters import DenseStore, LookupBase, ParameterBase
 
 
 def _initial_values(shape: tuple, init, rng: np.random.Generator) -> np.ndarray:
@@ -74,6 +74,7 @@ class Model:
         self.rng = np.random.default_rng(seed)
         self._params: list[ParameterBase] = []
         self._names: set[str] = set()
+        self._store = None   # the DenseStore of the dense parameters, once packed
         state.models.add(self)
 
     def _unique_name(self, name: str | None, prefix: str) -> str:
@@ -106,6 +107,7 @@ class Model:
         values = _initial_values(shape, init, self.rng)
         p = Parameters(self, shape, values, self._unique_name(name, "p"))
         self._params.append(p)
+        self._store = None   # packed again, with this one, when a trainer next asks
         return p
 
     def add_lookup_parameters(self, shape, init="glorot", name: str | None = None) -> LookupParameters:
@@ -132,9 +134,18 @@ class Model:
         for p in self._params:
             p.zero_grad()
 
+    def dense_store(self) -> DenseStore:
+        """The dense parameters (not lookup tables) in one :class:`DenseStore`, packed
+        on the first call and again after parameters were added or the backend changed;
+        trainers ask for it at every update."""
+        if self._store is None:
+            self._store = DenseStore([p for p in self._params if not isinstance(p, LookupBase)])
+        return self._store
+
     def _convert(self, xp, dtype) -> None:
         for p in self._params:
             p._convert(xp, dtype)
+        self._store = None   # the arrays are new, on the new backend or in the new dtype
 
     # --- saving and loading (.npz, one array per parameter name; never pickle) -----------
     def save(self, path) -> None:
@@ -162,8 +173,8 @@ class Model:
             if values.dtype.kind != "f" or not np.all(np.isfinite(values)):
                 raise ModelFileError(f"{path}: parameter {p.name!r} holds {values.dtype} "
                                      "values that are not finite floats")
-        for p in self._params:
-            p._array = backend.to_device(arrays[p.name])
+        for p in self._params:   # (into the arrays they have: they may be a store's views)
+            p._array[...] = backend.to_device(arrays[p.name])
 
     def __repr__(self) -> str:
         n = sum(int(np.prod(p.shape)) for p in self._params)

@@ -35,6 +35,7 @@ class EGTrainer(Trainer):
     are theirs either way (docs/dynet.md, "What differs")."""
 
     slot_count = 1
+    elementwise = False   # (it normalises each parameter: one at a time)
 
     def __init__(self, m, learning_rate: float = 0.1, mom: float = 0.9, ne: float = 0.0):
         super().__init__(m, learning_rate)

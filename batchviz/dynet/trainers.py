@@ -21,6 +21,7 @@ import sys
 
 import numpy as np
 
+from .. import backend
 from ..backend import state
 from ..nn.trainers import Trainer as BatchvizTrainer
 from ..nn.trainers import adam_update, scaled
@@ -36,26 +37,47 @@ PIECE_BYTES = 1 << 18
 class Trainer(BatchvizTrainer):
     """Base class: the update loop; subclasses define ``rule(values, g, slots)``, which
     updates ``values`` in place from the scaled gradient ``g`` and the parameter's
-    ``slots`` (its moments, arrays of its shape made by ``slot_count``)."""
+    ``slots`` (its moments, arrays of its shape made by ``slot_count``).
+
+    The dense parameters are updated run by run: the model keeps their values and
+    gradients in one :class:`~batchviz.parameters.DenseStore`, and the moments of this
+    trainer's parameters are laid out the same way (:meth:`_layout`), so a run of
+    parameters stored next to each other that all got a gradient goes through the rule
+    once, as one flat array. A parameter that got no gradient this step is left out, with
+    its moments (DyNet updates only the parameters a backward pass reached)."""
 
     slot_count = 0
+    #: whether :meth:`rule` works entry by entry, so that it may run over several
+    #: parameters at once (EGTrainer's normalises a parameter, and runs over one at a time)
+    elementwise = True
 
     def __init__(self, m, learning_rate: float):
         super().__init__(m, learning_rate, clip_threshold=5.0)
         self.collection = m
         self.sparse_updates_enabled = True
-        self._slots: dict = {}  # id(parameter) -> its arrays
+        self._slots: dict = {}  # id(lookup parameter) -> its arrays
+        self._dense = None      # see _layout
         self._clips = None      # device count of clipped updates since the last status()
         self._updates_since_status = 0
 
     # --- DyNet's interface -----------------------------------------------------------------
     def update(self) -> None:
         """Apply the gradients of the updated parameters, then clear them."""
-        params = [p for p in self.collection._all() if p._p._grad is not None]
-        if not params:
+        store, entries, lookups, moments = self._layout()
+        reached = []   # the dense parameters with a gradient: (p, start, stop, slot start)
+        for p, start, stop, grad, at in entries:
+            q = p._p
+            if q._grad is not None:
+                if q._grad is not grad:  # (an accumulator made outside the store: moved in)
+                    grad[...] = q._grad
+                    q._grad = grad
+                reached.append((p, start, stop, at))
+        tables = [p for p in lookups if p._p._grad is not None]
+        if not reached and not tables:
             self.updates += 1
             return
-        scale = self._clip_scale([p._p for p in params])
+        runs = self._runs(reached)
+        scale = self._clip_scale_for(self._squared_norm(store, runs, tables))
         if self.clip_threshold is not None:
             if not bool(state.xp.isfinite(self.last_gradient_norm)):  # as DyNet: stop here
                 raise RuntimeError(
@@ -65,16 +87,83 @@ class Trainer(BatchvizTrainer):
                     "infinity, with its op and line)")
             clipped = (self.last_gradient_norm > self.clip_threshold) * 1  # (a count, not a bool)
             self._clips = clipped if self._clips is None else self._clips + clipped
-        for p in params:
-            if not p._updated:
-                continue  # its gradient stays (DyNet clears only what it updates)
-            if isinstance(p, LookupParameters) and self.sparse_updates_enabled:
+        # (a parameter not updated keeps its gradient: DyNet clears only what it updates)
+        updated = [r for r in reached if r[0]._updated]
+        runs = runs if len(updated) == len(reached) else self._runs(updated)
+        for p, start, stop, at in runs:
+            self._apply(p, store.values[start:stop], store.grads[start:stop], scale,
+                        [m[at:at + stop - start] for m in moments])
+        for r in updated:
+            r[0]._p.zero_grad()
+        for p in [p for p in tables if p._updated]:
+            if self.sparse_updates_enabled:
                 self._update_rows(p, p._p._grad, scale)
             else:
                 self._apply(p, p._p._array, p._p._grad, scale, self._slots_of(p))
             p._p.zero_grad()
         self.updates += 1
         self._updates_since_status += 1
+
+    def _layout(self) -> tuple:
+        """``(store, entries, lookups, moments)``: the model's dense store; this trainer's
+        dense parameters in storage order as ``(p, start, stop, gradient view, slot
+        start)``; its lookup tables; and each moment (``slot_count`` of them) as one flat
+        array holding the dense parameters' moments in that order. Made again when the
+        store is packed again or the collection has grown; the moments kept so far move
+        into the new arrays (a new parameter's start at zero)."""
+        store = self.collection._model.dense_store()
+        made = self.collection._made
+        if self._dense is not None and self._dense[0] is store and self._dense[1] == len(made):
+            return self._dense[2]
+        xp = state.xp
+        mine = {id(p._p): p for p in made if not isinstance(p, LookupParameters)}
+        entries, at = [], 0
+        for q, start, stop, grad in store.entries:
+            p = mine.get(id(q))
+            if p is not None:
+                entries.append((p, start, stop, grad, at))
+                at += stop - start
+        if len(entries) != len(mine):   # (a parameter is made on its collection's model)
+            raise RuntimeError("a parameter of this collection is not in its model's store")
+        moments = [xp.zeros(at, dtype=store.values.dtype) for _ in range(self.slot_count)]
+        old = {} if self._dense is None else self._dense[3]
+        views = {}
+        for p, start, stop, grad, at in entries:
+            views[id(p)] = [m[at:at + stop - start].reshape(p._p.shape) for m in moments]
+            for new, kept in zip(views[id(p)], old.get(id(p), ())):
+                new[...] = kept if type(kept) is type(new) else xp.asarray(backend.to_numpy(kept))
+        lookups = [p for p in made if isinstance(p, LookupParameters)]
+        self._dense = (store, len(made), (store, entries, lookups, moments), views)
+        return self._dense[2]
+
+    def _runs(self, reached) -> list:
+        """``[p, start, stop, slot start]`` of each run of ``reached`` (entries of
+        :meth:`_layout`, in its order) that lie next to each other in the store and among
+        this trainer's moments: the rule goes over each at once (``p``: the run's first
+        parameter). Every parameter is a run of its own when the rule is not
+        :attr:`elementwise`."""
+        runs = []
+        for p, start, stop, at in reached:
+            if runs and self.elementwise and runs[-1][2] == start \
+                    and runs[-1][3] + (runs[-1][2] - runs[-1][1]) == at:
+                runs[-1][2] = stop
+            else:
+                runs.append([p, start, stop, at])
+        return runs
+
+    def _squared_norm(self, store, runs, tables):
+        """The squared norm of every gradient of this step together (DyNet's clipping
+        norm): one dot product per run of dense parameters (:meth:`_runs`), and each of
+        ``tables``' over its rows with a gradient."""
+        dot, total = state.xp.dot, None
+        for p, start, stop, at in runs:
+            grads = store.grads[start:stop]
+            sq = dot(grads, grads)
+            total = sq if total is None else total + sq
+        for p in tables:
+            sq = p._p.squared_grad_norm()
+            total = sq if total is None else total + sq
+        return total
 
     def _update_rows(self, p, grad, scale) -> None:
         """The rule on the rows of a table that got a gradient, the others untouched. Only
@@ -90,12 +179,12 @@ class Trainer(BatchvizTrainer):
             s[rows] = v
 
     def _apply(self, p, values, grad, scale, slots) -> None:
-        """The rule on ``values``, all of the parameter ``p``'s or some rows of a table's,
-        with the gradient ``grad * scale``: :meth:`rule` unless the rule needs to know which
-        (a subclass says).
+        """The rule on ``values``, all of the parameter ``p``'s, some rows of a table's, or
+        a run of dense parameters from ``p`` on (flat), with the gradient ``grad * scale``:
+        :meth:`rule` unless the rule needs to know which (a subclass says).
 
-        On NumPy, a parameter of more than :data:`PIECE_BYTES` goes through the rule piece
-        by piece. Each NumPy operation of a rule is a pass over its arrays (Adam's are a
+        On NumPy, more than :data:`PIECE_BYTES` of values go through the rule piece by
+        piece. Each NumPy operation of a rule is a pass over its arrays (Adam's are a
         dozen), and an output layer's are megabytes: whole, every pass goes out to memory
         and back, where a piece stays in the cache through all of them (DyNet's rules are
         one fused Eigen loop). The values are the same: every rule here is element-wise."""
@@ -111,6 +200,7 @@ class Trainer(BatchvizTrainer):
             self.rule(values[piece], scaled(grad[piece], scale), [s[piece] for s in slots])
 
     def _slots_of(self, p) -> list:
+        """A lookup table's moments (the dense parameters' are :meth:`_layout`'s)."""
         slots = self._slots.get(id(p))
         if slots is None:
             slots = [state.xp.zeros_like(p._p._array) for _ in range(self.slot_count)]
@@ -128,7 +218,7 @@ class Trainer(BatchvizTrainer):
 
     def restart(self, learning_rate=None) -> None:
         """Forget the moments (momentum, Adam's averages); optionally a new learning rate."""
-        self._slots = {}
+        self._slots, self._dense = {}, None
         if learning_rate is not None:
             self.learning_rate = float(learning_rate)
 

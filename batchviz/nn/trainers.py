@@ -45,12 +45,17 @@ class Trainer:
     def _clip_scale(self, params):
         """``min(1, threshold / ||g||)`` over the gradients of ``params`` together
         (global-norm clipping), as a device scalar; 1.0 when clipping is off."""
-        xp = state.xp
         total = None
         for p in params:
             sq = p.squared_grad_norm()
             total = sq if total is None else total + sq
-        norm = xp.sqrt(total)
+        return self._clip_scale_for(total)
+
+    def _clip_scale_for(self, squared_norm):
+        """:meth:`_clip_scale` for gradients whose squared norm (a device scalar) is
+        ``squared_norm``; it is kept as :attr:`last_gradient_norm`."""
+        xp = state.xp
+        norm = xp.sqrt(squared_norm)
         self.last_gradient_norm = norm
         if self.clip_threshold is None:
             return 1.0

@@ -18,7 +18,7 @@ from ..ops import api as bv
 from . import graph as _graph
 from .arith import bmin, cmult, exp, rectify
 from .dims import dims_of, layout, to_shape
-from .expression import Expression, add, as_expression, sub
+from .expression import Expression, add, as_expression, expression_of, sub
 from .inputs import random_bernoulli, random_normal
 from .reductions import sum_elems
 from .shaping import transpose
@@ -100,7 +100,7 @@ def pickneglogsoftmax(x, v) -> Expression:
     if x.bd != 1:
         raise ValueError(f"pickneglogsoftmax was called with a single class ({v}) for a "
                          f"minibatch of {x.bd}; pass a list of {x.bd} classes")
-    return Expression(bv.pickneglogsoftmax(_scores(x, "pickneglogsoftmax"), v), 1)
+    return expression_of(bv.pickneglogsoftmax(_scores(x, "pickneglogsoftmax"), v), 1)
 
 
 def _scores(x: Expression, who: str):

@@ -32,6 +32,7 @@ class _Stored(Expression):
 
     def __init__(self, p, name: str, offset=None):
         self.bd = 1   # (``x``, what ops take, is set or computed by the subclasses)
+        self._x = None  # (None: computed, see .expression.node_of)
         self._p, self._name, self._updated, self._offset = p, name, True, offset
         self._const = None  # (graph, its constant expression), see const_expr
 

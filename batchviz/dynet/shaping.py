@@ -15,7 +15,7 @@ import numpy as np
 
 from ..ops import api as bv
 from .dims import dims_of, layout, to_shape
-from .expression import Expression, as_expression
+from .expression import Expression, as_expression, expression_of
 
 
 def pick(e, index=0, dim: int = 0) -> Expression:
@@ -115,7 +115,7 @@ def concatenate(xs, d: int = 0) -> Expression:
     if d == 0 and type(xs) is list:  # a list of nodes of one minibatch size (a BiLSTM's
         nodes = _rows_of(xs)          # [f; b] at every word): no broadcasting to check
         if nodes is not None:
-            return Expression(bv.concatenate(nodes), xs[0].bd)
+            return expression_of(bv.concatenate(nodes), xs[0].bd)
     return concatenate_aligned(xs, d)
 
 

@@ -13,8 +13,8 @@ cpdef build_memoized(op, x, attrs)
 @cython.locals(g=LazyGraph, depths=list, ids=list, n=Py_ssize_t, depth=Py_ssize_t)
 cpdef build_over_nodes(op, xs)
 
-@cython.locals(g=LazyGraph, param_node=dict, depths=list, ids=list, n=Py_ssize_t,
-               depth=Py_ssize_t)
+@cython.locals(x=ExpressionBase, g=LazyGraph, param_node=dict, depths=list, ids=list,
+               n=Py_ssize_t, depth=Py_ssize_t)
 cpdef build_over_parameters(op, terms)
 
 @cython.locals(g=LazyGraph, n=Py_ssize_t)

@@ -124,28 +124,31 @@ def build_over_parameters(op, terms):
     before, that is one loop, a memo lookup and a push (:meth:`Graph.add_memoized`): a
     third to a half of the general path's cost. Otherwise the general path, which checks
     everything and reports mistakes at the user's line."""
+    if not isinstance(terms[2], ExpressionBase):
+        return build(op, terms)
     x = terms[2]
-    if isinstance(x, ExpressionBase) and not x.graph.finished:
-        g = x.graph
-        param_node = g.param_node
-        b, W = param_node.get(id(terms[0])), param_node.get(id(terms[1]))
-        if b is not None and W is not None:
-            # a node's depth is its deepest argument's plus one (parameters have depth 0)
-            n = x.node
-            if len(terms) == 3:  # b + W x, most layers: no loop
-                return g.add_memoized(op, (b, W, n), None, g.depths[n] + 1)
-            depths = g.depths
-            ids, depth = [b, W, n], depths[n]
-            for weight, vector in zip(terms[3::2], terms[4::2]):
-                w = param_node.get(id(weight))
-                if w is None or not isinstance(vector, ExpressionBase) or vector.graph is not g:
-                    break
-                n = vector.node
-                ids += (w, n)
-                if depths[n] > depth:
-                    depth = depths[n]
-            else:
-                return g.add_memoized(op, tuple(ids), None, depth + 1)
+    if x.graph.finished:
+        return build(op, terms)  # (raises)
+    g = x.graph
+    param_node = g.param_node
+    b, W = param_node.get(id(terms[0])), param_node.get(id(terms[1]))
+    if b is not None and W is not None:
+        # a node's depth is its deepest argument's plus one (parameters have depth 0)
+        n = x.node
+        if len(terms) == 3:  # b + W x, most layers: no loop
+            return g.add_memoized(op, (b, W, n), None, g.depths[n] + 1)
+        depths = g.depths
+        ids, depth = [b, W, n], depths[n]
+        for weight, vector in zip(terms[3::2], terms[4::2]):
+            w = param_node.get(id(weight))
+            if w is None or not isinstance(vector, ExpressionBase) or vector.graph is not g:
+                break
+            n = vector.node
+            ids += (w, n)
+            if depths[n] > depth:
+                depth = depths[n]
+        else:
+            return g.add_memoized(op, tuple(ids), None, depth + 1)
     return build(op, terms)
 
 

@@ -7,3 +7,6 @@ from batchviz.ops._build cimport build_over_parameters
 
 @cython.locals(g=LazyGraph, n=Py_ssize_t)
 cpdef matmul(a, x)
+
+
+cpdef activated_affine(activation, terms)

@@ -23,6 +23,7 @@ cdef class LazyGraph:
     cpdef expression(self, Py_ssize_t node)
     cpdef add(self, op, tuple args, attrs=*)
     cpdef add_memoized(self, op, tuple args, attrs, Py_ssize_t depth)
+    cpdef add_known(self, op, tuple args, attrs, Py_ssize_t depth, key)
 
 
 @cython.locals(e=ExpressionBase, graph=LazyGraph)

@@ -185,7 +185,13 @@ class LazyGraph:
         signature and shape are known, and adding is a dict lookup and a push (a word's
         lookup or loss is built thousands of times per minibatch). Otherwise :meth:`add`,
         which checks the shapes and remembers them."""
-        known = self.memo.get(op.memo_key(self, args, attrs))
+        return self.add_known(op, args, attrs, depth, op.memo_key(self, args, attrs))
+
+    def add_known(self, op, args: tuple, attrs, depth: int, key):
+        """:meth:`add_memoized` for a constructor that has computed ``key``,
+        ``op.memo_key(self, args, attrs)``, itself (without a call of the op's method: a
+        gate of a Tree-LSTM is built hundreds of times per tree)."""
+        known = self.memo.get(key)
         if known is None:
             return self.add(op, args, attrs)
         return self.push(op, args, attrs, known[1], known[0], depth)

@@ -2,6 +2,7 @@
 # expression that an activation or another op of one argument is applied to. The steps are
 # those of the .py.
 import cython
+from batchviz.graph cimport shape_of
 from batchviz.dynet.expression cimport (AffineCore, ExpressionCore, as_expression,
                                          elementwise, expression_of, node_of)
 
@@ -11,3 +12,6 @@ cpdef unary(op, name, x)
 
 @cython.locals(pending=AffineCore)
 cpdef activation(op, name, x)
+
+@cython.locals(xs=list, first=ExpressionCore, e=ExpressionCore, nodes=list)
+cpdef _common(xs, who)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import operator
 from functools import reduce
 
+from ..graph import shape_of
 from ..ops import api as bv
 from .dims import combine_dims, dims_of, layout, to_shape
 from .expression import (Affine, Expression, add, as_expression, elementwise, expression_of,
@@ -166,10 +167,15 @@ def _common(xs, who: str):
     if not xs:
         raise ValueError(f"{who}: needs at least one expression")
     first = xs[0]
-    shape, bd = first.x.shape, first.bd
-    if all(x.bd == bd and x.x.shape == shape for x in xs):
-        return [x.x for x in xs], bd
-    return _broadcast_common(xs, who)
+    shape, bd = shape_of(node_of(first)), first.bd
+    nodes = []
+    for x in xs:
+        e = x
+        node = node_of(e)
+        if e.bd != bd or shape_of(node) != shape:
+            return _broadcast_common(xs, who)
+        nodes.append(node)
+    return nodes, bd
 
 
 def _broadcast_common(xs: list, who: str):

@@ -13,9 +13,10 @@ import numbers
 
 import numpy as np
 
+from ..graph import shape_of
 from ..ops import api as bv
 from .dims import dims_of, layout, to_shape
-from .expression import Expression, as_expression, expression_of
+from .expression import Expression, as_expression, expression_of, node_of
 
 
 def pick(e, index=0, dim: int = 0) -> Expression:
@@ -142,12 +143,16 @@ def _rows_of(xs: list):
     minibatch: not rows to concatenate.)"""
     if not xs or type(xs[0]) is not Expression:
         return None
-    bd, nodes, tail = xs[0].bd, [], None
+    first = xs[0]
+    bd, nodes, tail = first.bd, [], None
     for x in xs:
-        if type(x) is not Expression or x.bd != bd:
+        if type(x) is not Expression:
             return None
-        node = x.x
-        shape = node.shape
+        e = x
+        if e.bd != bd:
+            return None
+        node = node_of(e)
+        shape = shape_of(node)
         if len(shape) <= (bd > 1):
             return None
         if tail is None:

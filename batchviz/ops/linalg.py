@@ -14,7 +14,7 @@ import numpy as np
 from ..graph import ExpressionBase
 from .base import Op, register, shared_node
 from .elementwise import logistic_values
-from ._build import build, build_over_parameters, expression_list
+from ._build import build, build_over_parameters, expression_list, terms_memo_key
 from .gradients import WeightGradient
 from .parameter import PARAMETER
 
@@ -212,22 +212,8 @@ class AffineArguments(Op):
         return grads
 
     def memo_key(self, graph, args, attrs):
-        """The bias's and the ``W``s' node ids (a parameter's id is what the signature
-        names; any other node's id fixes its shape; a bias that is not a parameter is
-        named by its shape, since every input projection of a sequence is another one)
-        and the ``x``s' shapes. Built without a Python loop, and for one or two products
-        (``b + W x``, every gate of every step) as one flat tuple: no slices, no inner
-        tuples to make and compare. (A flat key holds node ids where the general key
-        holds tuples of them, so the two never collide.)"""
-        b, shapes = args[0], graph.shapes
-        bias = b if b in graph.param_of_node else shapes[b]
-        if len(args) == 3:  # b + W x, the usual case
-            return (self, self.signature_prefix(attrs), bias, args[1], shapes[args[2]])
-        if len(args) == 5:  # a BiLSTM's output layer, b + W_f f + W_b b
-            return (self, self.signature_prefix(attrs), bias, args[1], args[3],
-                    shapes[args[2]], shapes[args[4]])
-        return (self, self.signature_prefix(attrs), bias, args[1::2],
-                tuple(map(shapes.__getitem__, args[2::2])))
+        """See :func:`~batchviz.ops._build.terms_memo_key`."""
+        return terms_memo_key(self, self.signature_prefix(attrs), graph, args)
 
 
 class AffineTransform(AffineArguments):

@@ -9,6 +9,7 @@ along it.
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -226,12 +227,12 @@ def reshape(x, d, batch_size: int = 1) -> Expression:
     column-major order."""
     x = as_expression(x, "reshape")
     dims = (int(d),) if isinstance(d, numbers.Integral) else tuple(int(k) for k in d)
-    if int(np.prod(dims)) * batch_size != int(np.prod(dims_of(x))) * x.bd:
+    if math.prod(dims) * batch_size != math.prod(dims_of(x)) * x.bd:
         raise ValueError(f"reshape: cannot reshape {x.dim()} into ({dims}, {batch_size})")
     target = layout(dims, batch_size)
     source = layout(dims_of(x), x.bd)
     if [k for k in target if k != 1] == [k for k in source if k != 1]:
-        return Expression(bv.reshape(x.x, target) if x.x.shape != target else x.x, batch_size)
+        return expression_of(bv.reshape(x.x, target) if x.x.shape != target else x.x, batch_size)
     return Expression(bv.reshape_column_major(to_shape(x, dims_of(x), x.bd), target), batch_size)
 
 

@@ -15,10 +15,9 @@ cdef class ExpressionCore:
 cdef class AffineCore(ExpressionCore):
     cdef public object terms, _built, _activated
 
-    @cython.locals(terms=list, bd=Py_ssize_t, other=AffineCore, bias_expression=ExpressionCore,
-                   extended=list)
+    @cython.locals(terms=tuple, bd=Py_ssize_t, other=AffineCore, bias_expression=ExpressionCore)
     cpdef plus(self, b)
-    @cython.locals(terms=list)
+    @cython.locals(terms=tuple)
     cpdef activated(self, activation)
 
 
@@ -35,7 +34,7 @@ cpdef as_expression(e, who)
 cpdef elementwise(op, a, b, who, bint right_only=*)
 
 @cython.locals(kind=type, e=AffineCore)
-cpdef pending_affine(list terms, Py_ssize_t bd)
+cpdef pending_affine(tuple terms, Py_ssize_t bd)
 
 @cython.locals(pending=AffineCore)
 cpdef add(a, b)

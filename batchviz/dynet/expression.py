@@ -225,8 +225,8 @@ class AffineCore(ExpressionCore):
 
     __slots__ = ("terms", "_built", "_activated")
 
-    def __init__(self, terms: list, bd: int):
-        self.terms, self.bd, self._built, self._activated = terms, bd, None, None
+    def __init__(self, terms, bd: int):
+        self.terms, self.bd, self._built, self._activated = tuple(terms), bd, None, None
         self._x = None  # (the node is built on first use, see x)
 
     @property
@@ -270,9 +270,7 @@ class AffineCore(ExpressionCore):
         bias = node_of(bias_expression)
         rows, shape = shape_of(terms[1])[0], shape_of(bias)
         if shape == (rows,) or (bias_expression.bd == bd > 1 and shape == (rows, bd)):
-            extended = list(terms)
-            extended[0] = bias
-            return pending_affine(extended, bd)
+            return pending_affine((bias,) + terms[1:], bd)
         return None
 
     def activated(self, activation: str):
@@ -287,16 +285,15 @@ class AffineCore(ExpressionCore):
                 self.bd > 1 and len(terms[0].shape) == 1):
             return None
         node = expression_of(activated_affine(activation, terms), self.bd)
-        if self._activated is None:
-            self._activated = []
-        self._activated.append((activation, node))
+        # (remembered as a chain of tuples, the latest first: no list per gate)
+        self._activated = (activation, node, self._activated)
         return node
 
 
 class Affine(AffineCore, Expression):
     """``b + W1 * x1 + ...`` (``b`` may be absent), a node only once it is used.
 
-    ``terms`` is ``[b or None, W1, x1, W2, x2, ...]`` in batchviz objects (parameters or
+    ``terms`` is ``(b or None, W1, x1, W2, x2, ...)`` in batchviz objects (parameters or
     nodes); ``x`` builds the node on first use."""
 
     __slots__ = ()
@@ -309,11 +306,15 @@ class Affine(AffineCore, Expression):
         """As :meth:`Expression.gradient`, also through the activated nodes that were made
         of this transform (:meth:`activated`): their gradient times the activation's
         slope at their value."""
-        if not self._activated:
+        if self._activated is None:
             return super().gradient()
         built = self._built is not None and type(self._built.graph) is not RemovedNodes
         total = super().gradient() if built else 0.0
-        for activation, node in self._activated:
+        activated, link = [], self._activated
+        while link is not None:
+            activation, node, link = link
+            activated.append((activation, node))
+        for activation, node in reversed(activated):   # (in the order they were made)
             if type(node.x.graph) is RemovedNodes:
                 continue  # (made after a checkpoint, reverted: no longer part of the graph)
             value = node.npvalue()
@@ -323,7 +324,7 @@ class Affine(AffineCore, Expression):
         return total
 
 
-def pending_affine(terms: list, bd: int) -> Affine:
+def pending_affine(terms: tuple, bd: int) -> Affine:
     """``Affine(terms, bd)``, made without calling the class (as :func:`expression_of`)."""
     kind = Affine
     e = kind.__new__(kind)
@@ -367,7 +368,7 @@ def matmul(a, b) -> Expression:
         left, right = node_of(x), node_of(y)  # matmul_checked pass: a pending product
         ls, rs = shape_of(left), shape_of(right)
         if len(ls) == 2 and len(rs) == (1 if y.bd == 1 else 2) and ls[1] == rs[0]:
-            return pending_affine([None, left, right], y.bd)
+            return pending_affine((None, left, right), y.bd)
     return matmul_checked(x, y)
 
 
@@ -387,7 +388,7 @@ def matmul_checked(a: Expression, b: Expression) -> Expression:
         return Expression(products_per_instance(a, b, da, db, a.bd), a.bd)
     left, right, bd = a.x, b.x, b.bd
     if len(left.shape) == 2 and len(db) == 1 and right.shape:   # W x, or W X of a minibatch
-        return pending_affine([None, left, right], bd)
+        return pending_affine((None, left, right), bd)
     return matmul_other(a, b, da, db)
 
 

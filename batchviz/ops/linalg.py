@@ -304,8 +304,8 @@ def matmul(a, x):
 
 def affine_transform(terms):
     """``b + W1 @ x1 + W2 @ x2 + ...`` from the list ``[b, W1, x1, W2, x2, ...]``."""
-    if type(terms) is list and len(terms) % 2 and len(terms) > 2:  # usually parameters
-        return build_over_parameters(_AFFINE, terms)                # and vectors
+    if (type(terms) is list or type(terms) is tuple) and len(terms) % 2 and len(terms) > 2:
+        return build_over_parameters(_AFFINE, terms)  # (usually parameters and vectors)
     return build(_AFFINE, expression_list(terms, "affine_transform"))
 
 
@@ -317,7 +317,7 @@ def activated_affine(activation: str, terms):
     if op is None:
         raise ValueError(f"activated_affine: activation must be one of {ACTIVATIONS}, got "
                          f"{activation!r}")
-    if type(terms) is list and len(terms) % 2 and len(terms) > 2:
+    if (type(terms) is list or type(terms) is tuple) and len(terms) % 2 and len(terms) > 2:
         return build_over_parameters(op, terms)
     return build(op, expression_list(terms, "activated_affine"))
 

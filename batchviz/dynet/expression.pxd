@@ -5,6 +5,7 @@
 import cython
 from batchviz.graph cimport shape_of
 from batchviz.ops.linalg cimport activated_affine
+from batchviz.ops.linalg cimport matmul as linalg_matmul
 
 
 cdef class ExpressionCore:
@@ -19,12 +20,14 @@ cdef class AffineCore(ExpressionCore):
     cpdef plus(self, b)
     @cython.locals(terms=tuple)
     cpdef activated(self, activation)
+    @cython.locals(terms=tuple)
+    cpdef _build(self)
 
 
 cpdef computed_if_immediate(ExpressionCore e)
 
-@cython.locals(kind=type, e=ExpressionCore)
-cpdef expression_of(x, Py_ssize_t bd=*)
+@cython.locals(e=ExpressionCore)
+cpdef expression_of(x, Py_ssize_t bd=*, type kind=*)
 
 cpdef node_of(ExpressionCore e)
 

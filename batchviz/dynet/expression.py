@@ -36,6 +36,7 @@ from ..expression import is_number
 from ..graph import RemovedNodes, shape_of
 from ..ops import api as bv
 from ..ops.linalg import activated_affine
+from ..ops.linalg import matmul as linalg_matmul
 from . import graph as _graph
 from .dims import (as_matrix, combine_dims, dims_error, dims_of, products_per_instance,
                    selected_rows, to_shape)
@@ -87,11 +88,13 @@ def computed_if_immediate(e) -> None:
         e.npvalue()
 
 
-def expression_of(x, bd: int = 1) -> "Expression":
-    """``Expression(x, bd)``, the expression that every op of this layer returns, made
+def expression_of(x, bd: int = 1, kind=None) -> "Expression":
+    """``Expression(x, bd)`` (or ``kind(x, bd)``, ``kind`` a subclass whose fields besides
+    these the caller sets), the expression that every op of this layer returns, made
     without calling the class: a call looks ``__init__`` up through the class's bases and
     parses its arguments, a fifth of the cost of a gate ``dy.logistic(b + W * x)``."""
-    kind = Expression
+    if kind is None:
+        kind = Expression
     e = kind.__new__(kind)
     e._x = x
     e.bd = bd
@@ -240,7 +243,7 @@ class AffineCore(ExpressionCore):
         terms = self.terms
         if terms[0] is None:
             if len(terms) == 3:
-                return bv.matmul(terms[1], terms[2])
+                return linalg_matmul(terms[1], terms[2])
             products = [bv.matmul(W, v) for W, v in zip(terms[1::2], terms[2::2])]
             return bv.esum(products)
         if self.bd > 1 and len(terms[0].shape) == 1:  # a bias added to every instance

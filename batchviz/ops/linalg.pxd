@@ -5,7 +5,10 @@ from batchviz.graph cimport ExpressionBase, LazyGraph
 from batchviz.ops._build cimport build_over_parameters, terms_memo_key
 
 
-@cython.locals(g=LazyGraph, n=Py_ssize_t)
+@cython.locals(shapes=list)
+cpdef tuple product_memo_key(op, LazyGraph graph, tuple args)
+
+@cython.locals(g=LazyGraph, n=Py_ssize_t, args=tuple)
 cpdef matmul(a, x)
 
 

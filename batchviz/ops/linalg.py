@@ -120,9 +120,7 @@ class MatMul(Op):
         return ("matmul", a_key, graph.shapes[args[1]]), ((0,) if shared else ())
 
     def memo_key(self, graph, args, attrs):
-        a, x = args
-        shapes = graph.shapes
-        return (self, a if a in graph.param_of_node else shapes[a], shapes[x])
+        return product_memo_key(self, graph, args)
 
     def forward(self, xp, ins, attrs, n):
         A, x = ins
@@ -131,6 +129,14 @@ class MatMul(Op):
     def backward(self, xp, ins, out, g, attrs, n, needs):
         A, x = ins
         return list(_mm_backward(xp, A, x, g, A.ndim == 2, needs[0], needs[1]))
+
+
+def product_memo_key(op, graph, args: tuple) -> tuple:
+    """:meth:`MatMul.memo_key`: the left factor's node id when it is a parameter (the
+    signature names it), else its shape, and the right factor's shape."""
+    a, x = args
+    shapes = graph.shapes
+    return (op, a if a in graph.param_of_node else shapes[a], shapes[x])
 
 
 def affine_terms(b, weights, inputs, who: str) -> list:
@@ -298,7 +304,9 @@ def matmul(a, x):
         W = g.param_node.get(id(a))
         if W is not None:
             n = x.node
-            return g.add_memoized(_MATMUL, (W, n), None, g.depths[n] + 1)
+            args = (W, n)
+            return g.add_known(_MATMUL, args, None, g.depths[n] + 1,
+                               product_memo_key(_MATMUL, g, args))
     return build(_MATMUL, (a, x))
 
 

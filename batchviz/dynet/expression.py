@@ -52,8 +52,7 @@ class ExpressionCore:
     __slots__ = ("_x", "bd")
 
     def __init__(self, x, bd: int = 1):
-        self._x = x
-        self.bd = bd
+        self._x, self.bd = x, bd
         computed_if_immediate(self)
 
     @property
@@ -82,8 +81,7 @@ class ExpressionCore:
 
 
 def computed_if_immediate(e) -> None:
-    """Compute the new expression ``e`` at once if the graph asks for that
-    (``renew_cg(immediate_compute=True)``)."""
+    """Compute the new expression ``e`` now if ``renew_cg(immediate_compute=True)`` said so."""
     if _SESSION.immediate and type(e._x) is BvExpression:
         e.npvalue()
 
@@ -93,11 +91,9 @@ def expression_of(x, bd: int = 1, kind=None) -> "Expression":
     these the caller sets), the expression that every op of this layer returns, made
     without calling the class: a call looks ``__init__`` up through the class's bases and
     parses its arguments, a fifth of the cost of a gate ``dy.logistic(b + W * x)``."""
-    if kind is None:
-        kind = Expression
+    kind = Expression if kind is None else kind
     e = kind.__new__(kind)
-    e._x = x
-    e.bd = bd
+    e._x, e.bd = x, bd
     computed_if_immediate(e)
     return e
 
@@ -107,9 +103,7 @@ def node_of(e):
     field ``_x`` where it has one; the expressions that compute their node (a pending
     product, a lookup table, a parameter with an offset) leave the field None."""
     x = e._x
-    if x is None:
-        x = e.x
-    return x
+    return e.x if x is None else x
 
 
 class Expression(ExpressionCore, Values):
@@ -256,11 +250,9 @@ class AffineCore(ExpressionCore):
         terms, bd = self.terms, self.bd
         if type(b) is Affine and b._built is None:   # two pending sums
             other = b
-            if other.bd != bd:
-                return None
-            if terms[0] is not None and other.terms[0] is None:
+            if other.bd == bd and terms[0] is not None and other.terms[0] is None:
                 return pending_affine(terms + other.terms[1:], bd)
-            if terms[0] is None and other.terms[0] is not None:
+            if other.bd == bd and terms[0] is None and other.terms[0] is not None:
                 return pending_affine(other.terms + terms[1:], bd)
             return None
         if terms[0] is not None or not isinstance(b, Expression):
@@ -270,8 +262,8 @@ class AffineCore(ExpressionCore):
         bias_expression = b
         if bias_expression.bd != 1 and bias_expression.bd != bd:
             return None
-        bias = node_of(bias_expression)
-        rows, shape = shape_of(terms[1])[0], shape_of(bias)
+        bias, rows = node_of(bias_expression), shape_of(terms[1])[0]
+        shape = shape_of(bias)
         if shape == (rows,) or (bias_expression.bd == bd > 1 and shape == (rows, bd)):
             return pending_affine((bias,) + terms[1:], bd)
         return None
@@ -331,11 +323,7 @@ def pending_affine(terms: tuple, bd: int) -> Affine:
     """``Affine(terms, bd)``, made without calling the class (as :func:`expression_of`)."""
     kind = Affine
     e = kind.__new__(kind)
-    e.terms = terms
-    e.bd = bd
-    e._x = None
-    e._built = None
-    e._activated = None
+    e.terms, e.bd, e._x, e._built, e._activated = terms, bd, None, None, None
     return e
 
 

@@ -11,6 +11,7 @@ cdef class ExpressionBase:
 cdef class LazyGraph:
     cdef public list ops, args, attrs, shapes, sigs, depths
     cdef public object sources, _made, sigtab, _previous, number, finished_because
+    cdef public object expression_class
     cdef public dict memo, param_node, param_of_node
     cdef public bint finished
     cdef public list checkpoints
@@ -22,3 +23,8 @@ cdef class LazyGraph:
     cpdef expression(self, Py_ssize_t node)
     cpdef add(self, op, tuple args, attrs=*)
     cpdef add_memoized(self, op, tuple args, attrs, Py_ssize_t depth)
+    cpdef add_known(self, op, tuple args, attrs, Py_ssize_t depth, key)
+
+
+@cython.locals(e=ExpressionBase, graph=LazyGraph)
+cpdef shape_of(x)

@@ -52,6 +52,18 @@ class ExpressionBase:
         return self.graph.shapes[self.node]
 
 
+def shape_of(x) -> tuple:
+    """``x.shape`` of an expression or a parameter (what op constructors take), an
+    expression's read from its graph's list directly; a DyNet program asks for the shapes of
+    a gate's factors at every gate."""
+    if isinstance(x, ExpressionBase):
+        e = x
+        if isinstance(e.graph, LazyGraph):  # (not the RemovedNodes of a revert)
+            graph = e.graph
+            return graph.shapes[e.node]
+    return x.shape
+
+
 class LazyGraph:
     """A dynamic computation graph's nodes, as parallel lists indexed by node id.
 
@@ -90,6 +102,8 @@ class LazyGraph:
         #: signatures of this graph across calls (the LSTM builders' shortcuts) compares it
         self.revision = 0
         self._made = None  # while a mark is set: every expression handed out since
+        #: :attr:`expression_type`, read once here rather than at every node
+        self.expression_class = self.expression_type
 
     # --- building ---------------------------------------------------------------------
     def push(self, op: Op, args: tuple, attrs, shape: tuple, sig: int, depth: int):
@@ -110,7 +124,7 @@ class LazyGraph:
         is set (:meth:`checkpoint`), it is remembered, to be told if its node is removed."""
         # an expression is its two fields, set here: a call of the class (which runs its
         # __init__) would cost a third of a node's time
-        kind = self.expression_type
+        kind = self.expression_class
         e = kind.__new__(kind)
         e.graph, e.node = self, node
         if self._made is not None:
@@ -171,7 +185,13 @@ class LazyGraph:
         signature and shape are known, and adding is a dict lookup and a push (a word's
         lookup or loss is built thousands of times per minibatch). Otherwise :meth:`add`,
         which checks the shapes and remembers them."""
-        known = self.memo.get(op.memo_key(self, args, attrs))
+        return self.add_known(op, args, attrs, depth, op.memo_key(self, args, attrs))
+
+    def add_known(self, op, args: tuple, attrs, depth: int, key):
+        """:meth:`add_memoized` for a constructor that has computed ``key``,
+        ``op.memo_key(self, args, attrs)``, itself (without a call of the op's method: a
+        gate of a Tree-LSTM is built hundreds of times per tree)."""
+        known = self.memo.get(key)
         if known is None:
             return self.add(op, args, attrs)
         return self.push(op, args, attrs, known[1], known[0], depth)

@@ -50,7 +50,7 @@ class SignatureTable:
 
     def __init__(self, fixed: list[SignatureInfo]):
         self.infos: list[SignatureInfo] = list(fixed)
-        self.ids: dict[tuple, int] = {info.key: i for i, info in enumerate(fixed)}
+        self.ids: dict[tuple, int] = _ids_of(fixed).copy()
 
     def intern(self, key: tuple, op, shared: tuple = (), shape: tuple = (), attrs=None,
                arity: int = -1) -> int:
@@ -68,25 +68,9 @@ class SignatureTable:
                                 "nodes' arguments position by position, so the key must tell "
                                 "them apart (include len(args))")
         else:
-            blocks = op.storage_blocks(shape, attrs)
-            if type(blocks) is not int or blocks < 1:
-                raise TypeError(f"{op.name}: storage_blocks() must be a positive int (the "
-                                f"value is block 0), got {blocks!r}")
-            if blocks != 1 and (op.elementwise or not op.writes_output):
-                raise TypeError(f"{op.name}: keeps {blocks} blocks; only an op that is not "
-                                "element-wise and writes its output may keep more than its "
-                                "value (one block)")
-            if op.one_gather and not op.elementwise:
-                raise TypeError(f"{op.name}: only an element-wise op may read all its "
-                                "arguments with one gather (one_gather)")
-            if op.any_arity and not op.one_gather:
-                raise TypeError(f"{op.name}: only an op that reads all its arguments with "
-                                "one gather (one_gather) may batch nodes of any number of "
-                                "arguments (any_arity)")
             sig = len(self.infos)
             self.ids[key] = sig
-            self.infos.append(SignatureInfo(key, op, shared, op.cheap, op.block_reads(key),
-                                            blocks, arity))
+            self.infos.append(signature_info(key, op, shared, shape, attrs, arity))
         return sig
 
     def truncate(self, n: int) -> None:
@@ -102,6 +86,61 @@ class SignatureTable:
 
     def __getitem__(self, sig: int) -> SignatureInfo:
         return self.infos[sig]
+
+
+def _ids_of(fixed: list) -> dict:
+    """``{key: position}`` of the signatures ``fixed`` (``FIXED_SIGNATURES``, which only
+    grows, as ops register), made again only when the list is another or has grown: every
+    graph starts its table with it."""
+    global _fixed_ids
+    kept, length, ids = _fixed_ids
+    if kept is not fixed or length != len(fixed):
+        ids = {info.key: i for i, info in enumerate(fixed)}
+        _fixed_ids = (fixed, len(fixed), ids)
+    return ids
+
+
+#: (the list of fixed signatures, its length, its ``{key: position}``), see :func:`_ids_of`
+_fixed_ids: tuple = (None, 0, {})
+
+#: the :class:`SignatureInfo` of every signature interned so far without attributes, by
+#: what determines it; tables of different graphs share them. A program that builds a
+#: graph per instance (a tree, a sentence) interns the same signatures in every graph, its
+#: parameters' nodes and its layers' shared weights at the same node ids: an info made
+#: once and checked once is then a dict lookup. (Emptied when it grows past
+#: ``_INFOS_KEPT``, which a program whose node ids vary from graph to graph may reach.)
+_INFOS: dict[tuple, SignatureInfo] = {}
+_INFOS_KEPT = 20000
+
+
+def signature_info(key: tuple, op, shared: tuple, shape: tuple, attrs, arity: int):
+    """The :class:`SignatureInfo` of a new signature ``key`` of ``op`` (see
+    :meth:`SignatureTable.intern`), after checking what ``op`` declares about its memory."""
+    known = (key, op, shared, shape, arity) if attrs is None else None
+    info = _INFOS.get(known) if known is not None else None
+    if info is not None:
+        return info
+    blocks = op.storage_blocks(shape, attrs)
+    if type(blocks) is not int or blocks < 1:
+        raise TypeError(f"{op.name}: storage_blocks() must be a positive int (the "
+                        f"value is block 0), got {blocks!r}")
+    if blocks != 1 and (op.elementwise or not op.writes_output):
+        raise TypeError(f"{op.name}: keeps {blocks} blocks; only an op that is not "
+                        "element-wise and writes its output may keep more than its "
+                        "value (one block)")
+    if op.one_gather and not op.elementwise:
+        raise TypeError(f"{op.name}: only an element-wise op may read all its "
+                        "arguments with one gather (one_gather)")
+    if op.any_arity and not op.one_gather:
+        raise TypeError(f"{op.name}: only an op that reads all its arguments with "
+                        "one gather (one_gather) may batch nodes of any number of "
+                        "arguments (any_arity)")
+    info = SignatureInfo(key, op, shared, op.cheap, op.block_reads(key), blocks, arity)
+    if known is not None:
+        if len(_INFOS) >= _INFOS_KEPT:
+            _INFOS.clear()
+        _INFOS[known] = info
+    return info
 
 
 def shape_text(shape: tuple) -> str:

@@ -12,17 +12,34 @@ from __future__ import annotations
 import operator
 from functools import reduce
 
+from ..graph import shape_of
 from ..ops import api as bv
 from .dims import combine_dims, dims_of, layout, to_shape
-from .expression import Affine, Expression, add, as_expression, elementwise, matmul
+from .expression import (Affine, Expression, add, as_expression, elementwise, expression_of,
+                         matmul, node_of)
+
+
+def unary(op, name: str, x) -> Expression:
+    """``op`` (a batchviz op of one argument) of the expression ``x`` (``name``: the DyNet
+    function, for the error when ``x`` is not an expression)."""
+    e = as_expression(x, name)
+    return expression_of(op(node_of(e)), e.bd)
+
+
+def activation(op, name: str, x) -> Expression:
+    """:func:`unary` for an activation that ends an affine transform: of a pending ``b +
+    W * x`` it is one node (:meth:`.expression.Affine.activated`)."""
+    if type(x) is Affine:
+        pending = x
+        fused = pending.activated(name)
+        if fused is not None:
+            return fused
+    return unary(op, name, x)
 
 
 def _unary(op, name: str, doc: str):
     def construct(x):
-        try:
-            return Expression(op(x.x), x.bd)
-        except AttributeError:
-            raise TypeError(f"{name}: expected a dynet Expression, got {type(x).__name__}") from None
+        return unary(op, name, x)
 
     construct.__name__ = construct.__qualname__ = name
     construct.__doc__ = doc
@@ -30,16 +47,9 @@ def _unary(op, name: str, doc: str):
 
 
 def _activation(op, name: str, doc: str):
-    """:func:`_unary` for an activation that ends an affine transform: of a pending ``b +
-    W * x`` it is one node (:meth:`.expression.Affine.activated`)."""
-    unary = _unary(op, name, doc)
-
+    """The DyNet function of an activation (:func:`activation`)."""
     def construct(x):
-        if type(x) is Affine:
-            fused = x.activated(name)
-            if fused is not None:
-                return fused
-        return unary(x)
+        return activation(op, name, x)
 
     construct.__name__ = construct.__qualname__ = name
     construct.__doc__ = doc
@@ -157,10 +167,15 @@ def _common(xs, who: str):
     if not xs:
         raise ValueError(f"{who}: needs at least one expression")
     first = xs[0]
-    shape, bd = first.x.shape, first.bd
-    if all(x.bd == bd and x.x.shape == shape for x in xs):
-        return [x.x for x in xs], bd
-    return _broadcast_common(xs, who)
+    shape, bd = shape_of(node_of(first)), first.bd
+    nodes = []
+    for x in xs:
+        e = x
+        node = node_of(e)
+        if e.bd != bd or shape_of(node) != shape:
+            return _broadcast_common(xs, who)
+        nodes.append(node)
+    return nodes, bd
 
 
 def _broadcast_common(xs: list, who: str):
@@ -173,7 +188,7 @@ def _broadcast_common(xs: list, who: str):
 def esum(xs) -> Expression:
     """The sum of a list of expressions (broadcast together)."""
     nodes, bd = _common(list(xs), "esum")
-    return Expression(nodes[0] if len(nodes) == 1 else bv.esum(nodes), bd)
+    return expression_of(nodes[0] if len(nodes) == 1 else bv.esum(nodes), bd)
 
 
 def average(xs) -> Expression:

@@ -1,7 +1,11 @@
 # C types for batchviz/dynet/expression.py when it is compiled (batchviz/compiled.py): a
 # DyNet expression's node and minibatch size, and a pending affine transform's terms, are C
-# fields. The steps are those of the .py.
+# fields; the functions that every gate and element-wise op runs take them as such. The
+# steps are those of the .py.
 import cython
+from batchviz.graph cimport shape_of
+from batchviz.ops.linalg cimport activated_affine
+from batchviz.ops.linalg cimport matmul as linalg_matmul
 
 
 cdef class ExpressionCore:
@@ -11,3 +15,32 @@ cdef class ExpressionCore:
 
 cdef class AffineCore(ExpressionCore):
     cdef public object terms, _built, _activated
+
+    @cython.locals(terms=tuple, bd=Py_ssize_t, other=AffineCore, bias_expression=ExpressionCore)
+    cpdef plus(self, b)
+    @cython.locals(terms=tuple)
+    cpdef activated(self, activation)
+    @cython.locals(terms=tuple)
+    cpdef _build(self)
+
+
+cpdef computed_if_immediate(ExpressionCore e)
+
+@cython.locals(e=ExpressionCore)
+cpdef expression_of(x, Py_ssize_t bd=*, type kind=*)
+
+cpdef node_of(ExpressionCore e)
+
+cpdef as_expression(e, who)
+
+@cython.locals(x=ExpressionCore, y=ExpressionCore)
+cpdef elementwise(op, a, b, who, bint right_only=*)
+
+@cython.locals(kind=type, e=AffineCore)
+cpdef pending_affine(tuple terms, Py_ssize_t bd)
+
+@cython.locals(pending=AffineCore)
+cpdef add(a, b)
+
+@cython.locals(x=ExpressionCore, y=ExpressionCore, ls=tuple, rs=tuple)
+cpdef matmul(a, b)

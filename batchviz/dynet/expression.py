@@ -33,8 +33,10 @@ import numpy as np
 from .. import ops as _ops_package  # noqa: F401  (registers every op)
 from ..expression import Expression as BvExpression
 from ..expression import is_number
-from ..graph import RemovedNodes
+from ..graph import RemovedNodes, shape_of
 from ..ops import api as bv
+from ..ops.linalg import activated_affine
+from ..ops.linalg import matmul as linalg_matmul
 from . import graph as _graph
 from .dims import (as_matrix, combine_dims, dims_error, dims_of, products_per_instance,
                    selected_rows, to_shape)
@@ -50,10 +52,8 @@ class ExpressionCore:
     __slots__ = ("_x", "bd")
 
     def __init__(self, x, bd: int = 1):
-        self._x = x
-        self.bd = bd
-        if _SESSION.immediate and type(x) is BvExpression:  # renew_cg(immediate_compute=True)
-            self.npvalue()
+        self._x, self.bd = x, bd
+        computed_if_immediate(self)
 
     @property
     def x(self):
@@ -70,23 +70,40 @@ class ExpressionCore:
     # gate of every word, and is_number's answer for a pending product takes numbers.Real's
     # abstract-class check)
     def __add__(self, other):
-        if type(other) is Affine and other._built is None and type(self) is not Affine:
-            extended = other.plus(self)   # b + W * x: the bias joins the pending product
-            if extended is not None:
-                return extended
         if isinstance(other, Expression) or not is_number(other):
             return add(self, other)
-        return Expression(bv.shift(self.x, float(other)), self.bd)
+        return expression_of(bv.shift(self.x, float(other)), self.bd)
 
     def __mul__(self, other):
-        if type(other) is Expression and self.bd == 1:  # W * x: a pending product at once
-            left, right, bd = self.x, other.x, other.bd
-            ls, rs = left.shape, right.shape
-            if len(ls) == 2 and rs and ls[1] == rs[0] and len(rs) == (1 if bd == 1 else 2):
-                return Affine([None, left, right], bd)
         if isinstance(other, Expression) or not is_number(other):
             return matmul(self, other)
-        return Expression(bv.scale(self.x, float(other)), self.bd)
+        return expression_of(bv.scale(self.x, float(other)), self.bd)
+
+
+def computed_if_immediate(e) -> None:
+    """Compute the new expression ``e`` now if ``renew_cg(immediate_compute=True)`` said so."""
+    if _SESSION.immediate and type(e._x) is BvExpression:
+        e.npvalue()
+
+
+def expression_of(x, bd: int = 1, kind=None) -> "Expression":
+    """``Expression(x, bd)`` (or ``kind(x, bd)``, ``kind`` a subclass whose fields besides
+    these the caller sets), the expression that every op of this layer returns, made
+    without calling the class: a call looks ``__init__`` up through the class's bases and
+    parses its arguments, a fifth of the cost of a gate ``dy.logistic(b + W * x)``."""
+    kind = Expression if kind is None else kind
+    e = kind.__new__(kind)
+    e._x, e.bd = x, bd
+    computed_if_immediate(e)
+    return e
+
+
+def node_of(e):
+    """``e.x``, the batchviz node (or parameter) of the expression ``e``, read from its
+    field ``_x`` where it has one; the expressions that compute their node (a pending
+    product, a lookup table, a parameter with an offset) leave the field None."""
+    x = e._x
+    return e.x if x is None else x
 
 
 class Expression(ExpressionCore, Values):
@@ -164,12 +181,11 @@ def broadcast_dims(a: Expression, b: Expression, who: str, right_only: bool = Fa
 def elementwise(op, a, b, who: str, right_only: bool = False) -> Expression:
     """``op`` (a batchviz element-wise op of two same-shaped arguments) of ``a`` and ``b``,
     broadcast as DyNet's element-wise ops are."""
-    if type(a) is not Expression or type(b) is not Expression:  # (two nodes: no checks)
-        a, b = as_expression(a, who), as_expression(b, who)
-    ax, bx = a.x, b.x
-    if a.bd == b.bd and ax.shape == bx.shape:  # the usual case: nothing to broadcast
-        return Expression(op(ax, bx), a.bd)
-    return broadcast_elementwise(op, a, b, who, right_only)
+    x, y = as_expression(a, who), as_expression(b, who)
+    ax, bx = node_of(x), node_of(y)
+    if x.bd == y.bd and shape_of(ax) == shape_of(bx):  # the usual case: nothing to broadcast
+        return expression_of(op(ax, bx), x.bd)
+    return broadcast_elementwise(op, x, y, who, right_only)
 
 
 def broadcast_elementwise(op, a: Expression, b: Expression, who: str,
@@ -206,8 +222,9 @@ class AffineCore(ExpressionCore):
 
     __slots__ = ("terms", "_built", "_activated")
 
-    def __init__(self, terms: list, bd: int):
-        self.terms, self.bd, self._built, self._activated = terms, bd, None, None
+    def __init__(self, terms, bd: int):
+        self.terms, self.bd, self._built, self._activated = tuple(terms), bd, None, None
+        self._x = None  # (the node is built on first use, see x)
 
     @property
     def x(self):
@@ -220,7 +237,7 @@ class AffineCore(ExpressionCore):
         terms = self.terms
         if terms[0] is None:
             if len(terms) == 3:
-                return bv.matmul(terms[1], terms[2])
+                return linalg_matmul(terms[1], terms[2])
             products = [bv.matmul(W, v) for W, v in zip(terms[1::2], terms[2::2])]
             return bv.esum(products)
         if self.bd > 1 and len(terms[0].shape) == 1:  # a bias added to every instance
@@ -231,22 +248,24 @@ class AffineCore(ExpressionCore):
         """``self + b`` (``self`` pending) as one pending affine transform, or None when it
         is not one: a bias added to products, or products added to a bias and products."""
         terms, bd = self.terms, self.bd
-        if type(b) is Affine and b._built is None and b.bd == bd:
-            if terms[0] is not None and b.terms[0] is None:
-                return Affine(terms + b.terms[1:], bd)
-            if terms[0] is None and b.terms[0] is not None:
-                return Affine(b.terms + terms[1:], bd)
+        if type(b) is Affine and b._built is None:   # two pending sums
+            other = b
+            if other.bd == bd and terms[0] is not None and other.terms[0] is None:
+                return pending_affine(terms + other.terms[1:], bd)
+            if other.bd == bd and terms[0] is None and other.terms[0] is not None:
+                return pending_affine(other.terms + terms[1:], bd)
             return None
         if terms[0] is not None or not isinstance(b, Expression):
             return None
         # b is the bias if it is a vector of the product's rows (unbatched), or shaped as
         # the product
-        if b.bd != 1 and b.bd != bd or type(b) is Affine and b._built is None:
+        bias_expression = b
+        if bias_expression.bd != 1 and bias_expression.bd != bd:
             return None
-        bias = b.x
-        rows, shape = terms[1].shape[0], bias.shape
-        if shape == (rows,) or (b.bd == bd > 1 and shape == (rows, bd)):
-            return Affine([bias] + terms[1:], bd)
+        bias, rows = node_of(bias_expression), shape_of(terms[1])[0]
+        shape = shape_of(bias)
+        if shape == (rows,) or (bias_expression.bd == bd > 1 and shape == (rows, bd)):
+            return pending_affine((bias,) + terms[1:], bd)
         return None
 
     def activated(self, activation: str):
@@ -260,17 +279,16 @@ class AffineCore(ExpressionCore):
         if self._built is not None or terms[0] is None or (
                 self.bd > 1 and len(terms[0].shape) == 1):
             return None
-        node = Expression(bv.activated_affine(activation, terms), self.bd)
-        if self._activated is None:
-            self._activated = []
-        self._activated.append((activation, node))
+        node = expression_of(activated_affine(activation, terms), self.bd)
+        # (remembered as a chain of tuples, the latest first: no list per gate)
+        self._activated = (activation, node, self._activated)
         return node
 
 
 class Affine(AffineCore, Expression):
     """``b + W1 * x1 + ...`` (``b`` may be absent), a node only once it is used.
 
-    ``terms`` is ``[b or None, W1, x1, W2, x2, ...]`` in batchviz objects (parameters or
+    ``terms`` is ``(b or None, W1, x1, W2, x2, ...)`` in batchviz objects (parameters or
     nodes); ``x`` builds the node on first use."""
 
     __slots__ = ()
@@ -283,11 +301,15 @@ class Affine(AffineCore, Expression):
         """As :meth:`Expression.gradient`, also through the activated nodes that were made
         of this transform (:meth:`activated`): their gradient times the activation's
         slope at their value."""
-        if not self._activated:
+        if self._activated is None:
             return super().gradient()
         built = self._built is not None and type(self._built.graph) is not RemovedNodes
         total = super().gradient() if built else 0.0
-        for activation, node in self._activated:
+        activated, link = [], self._activated
+        while link is not None:
+            activation, node, link = link
+            activated.append((activation, node))
+        for activation, node in reversed(activated):   # (in the order they were made)
             if type(node.x.graph) is RemovedNodes:
                 continue  # (made after a checkpoint, reverted: no longer part of the graph)
             value = node.npvalue()
@@ -297,14 +319,24 @@ class Affine(AffineCore, Expression):
         return total
 
 
+def pending_affine(terms: tuple, bd: int) -> Affine:
+    """``Affine(terms, bd)``, made without calling the class (as :func:`expression_of`)."""
+    kind = Affine
+    e = kind.__new__(kind)
+    e.terms, e.bd, e._x, e._built, e._activated = terms, bd, None, None, None
+    return e
+
+
 def add(a, b) -> Expression:
     """DyNet's ``a + b`` (broadcast as its element-wise ops); a bias plus pending products
     stays one pending affine transform (the pending one of the two is extended; of two
     pending ones, ``a``)."""
-    if type(b) is Affine and b._built is None and type(a) is not Affine:
-        extended = b.plus(a)
-    elif type(a) is Affine and a._built is None:
-        extended = a.plus(b)
+    if type(b) is Affine and type(a) is not Affine:
+        pending = b
+        extended = pending.plus(a) if pending._built is None else None
+    elif type(a) is Affine:
+        pending = a
+        extended = pending.plus(b) if pending._built is None else None
     else:
         extended = None
     if extended is not None:
@@ -321,8 +353,18 @@ def matmul(a, b) -> Expression:
     vector is a vector). A matrix times a vector or a minibatch of vectors is a pending
     :class:`Affine`; a batch of right factors is one product with all their columns; a
     batch of left factors, a product per instance (:func:`.dims.products_per_instance`).
-    (``Expression.__mul__`` makes the usual ``W * x`` itself, the same way.)"""
-    a, b = as_expression(a, "x * y"), as_expression(b, "x * y")
+    """
+    x, y = as_expression(a, "x * y"), as_expression(b, "x * y")
+    if x.bd == 1:   # W * x, or W * X of a minibatch: when the shapes say so, the checks of
+        left, right = node_of(x), node_of(y)  # matmul_checked pass: a pending product
+        ls, rs = shape_of(left), shape_of(right)
+        if len(ls) == 2 and len(rs) == (1 if y.bd == 1 else 2) and ls[1] == rs[0]:
+            return pending_affine((None, left, right), y.bd)
+    return matmul_checked(x, y)
+
+
+def matmul_checked(a: Expression, b: Expression) -> Expression:
+    """:func:`matmul` of any two expressions, their dimensions checked."""
     da, db = dims_of(a), dims_of(b)
     if len(da) > 2 or len(db) > 2:
         raise dims_error("x * y", f"cannot multiply tensors of more than 2 dimensions: "
@@ -337,7 +379,7 @@ def matmul(a, b) -> Expression:
         return Expression(products_per_instance(a, b, da, db, a.bd), a.bd)
     left, right, bd = a.x, b.x, b.bd
     if len(left.shape) == 2 and len(db) == 1 and right.shape:   # W x, or W X of a minibatch
-        return Affine([None, left, right], bd)
+        return pending_affine((None, left, right), bd)
     return matmul_other(a, b, da, db)
 
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 import math
 import numbers
 
+from ..graph import shape_of
 from ..ops import api as bv
 from . import graph as _graph
 from .arith import bmin, cmult, exp, rectify
 from .dims import dims_of, layout, to_shape
-from .expression import Expression, add, as_expression, sub
+from .expression import Expression, add, as_expression, expression_of, node_of, sub
 from .inputs import random_bernoulli, random_normal
 from .reductions import sum_elems
 from .shaping import transpose
@@ -100,15 +101,15 @@ def pickneglogsoftmax(x, v) -> Expression:
     if x.bd != 1:
         raise ValueError(f"pickneglogsoftmax was called with a single class ({v}) for a "
                          f"minibatch of {x.bd}; pass a list of {x.bd} classes")
-    return Expression(bv.pickneglogsoftmax(_scores(x, "pickneglogsoftmax"), v), 1)
+    return expression_of(bv.pickneglogsoftmax(_scores(x, "pickneglogsoftmax"), v), 1)
 
 
 def _scores(x: Expression, who: str):
     """The batchviz node of the scores ``x``: a vector per instance, ``(n,)`` or ``(n,
     bd)``. A column ``(n, 1)`` is a vector, as in DyNet (a network that reshapes its input
     to a column computes its scores as one)."""
-    node = x.x
-    if len(node.shape) == (1 if x.bd == 1 else 2):   # the usual case: a vector per instance
+    node = node_of(x)
+    if len(shape_of(node)) == (1 if x.bd == 1 else 2):  # the usual case: a vector per instance
         return node
     return _scores_reshaped(x, who)
 

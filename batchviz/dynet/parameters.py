@@ -21,7 +21,7 @@ from ..backend import state
 from ..ops import api as bv
 from . import files
 from . import graph as _graph
-from .expression import Expression
+from .expression import Expression, expression_of
 
 
 class _Stored(Expression):
@@ -32,6 +32,7 @@ class _Stored(Expression):
 
     def __init__(self, p, name: str, offset=None):
         self.bd = 1   # (``x``, what ops take, is set or computed by the subclasses)
+        self._x = None  # (None: computed, see .expression.node_of)
         self._p, self._name, self._updated, self._offset = p, name, True, offset
         self._const = None  # (graph, its constant expression), see const_expr
 
@@ -255,7 +256,15 @@ def lookup(p: LookupParameters, index: int = 0, update: bool = True) -> Expressi
         raise TypeError(f"lookup needs LookupParameters, got {type(p).__name__}")
     node = bv.lookup(p._p, index)
     row = p._rows(node)
-    return LookupExpression(row if update else bv.nobackprop(row), 1, p, node)
+    return looked_up(row if update else bv.nobackprop(row), 1, p, node)
+
+
+def looked_up(x, bd: int, table: LookupParameters, node) -> LookupExpression:
+    """``LookupExpression(x, bd, table, node)``, made without calling the class (see
+    :func:`.expression.expression_of`): a word's lookup is built for every word."""
+    e = expression_of(x, bd, LookupExpression)
+    e.table, e.looked_up = table, node
+    return e
 
 
 def lookup_batch(p: LookupParameters, indices, update: bool = True) -> Expression:

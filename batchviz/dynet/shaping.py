@@ -9,13 +9,15 @@ along it.
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
+from ..graph import shape_of
 from ..ops import api as bv
 from .dims import dims_of, layout, to_shape
-from .expression import Expression, as_expression
+from .expression import Expression, as_expression, expression_of, node_of
 
 
 def pick(e, index=0, dim: int = 0) -> Expression:
@@ -115,7 +117,7 @@ def concatenate(xs, d: int = 0) -> Expression:
     if d == 0 and type(xs) is list:  # a list of nodes of one minibatch size (a BiLSTM's
         nodes = _rows_of(xs)          # [f; b] at every word): no broadcasting to check
         if nodes is not None:
-            return Expression(bv.concatenate(nodes), xs[0].bd)
+            return expression_of(bv.concatenate(nodes), xs[0].bd)
     return concatenate_aligned(xs, d)
 
 
@@ -142,12 +144,16 @@ def _rows_of(xs: list):
     minibatch: not rows to concatenate.)"""
     if not xs or type(xs[0]) is not Expression:
         return None
-    bd, nodes, tail = xs[0].bd, [], None
+    first = xs[0]
+    bd, nodes, tail = first.bd, [], None
     for x in xs:
-        if type(x) is not Expression or x.bd != bd:
+        if type(x) is not Expression:
             return None
-        node = x.x
-        shape = node.shape
+        e = x
+        if e.bd != bd:
+            return None
+        node = node_of(e)
+        shape = shape_of(node)
         if len(shape) <= (bd > 1):
             return None
         if tail is None:
@@ -221,12 +227,12 @@ def reshape(x, d, batch_size: int = 1) -> Expression:
     column-major order."""
     x = as_expression(x, "reshape")
     dims = (int(d),) if isinstance(d, numbers.Integral) else tuple(int(k) for k in d)
-    if int(np.prod(dims)) * batch_size != int(np.prod(dims_of(x))) * x.bd:
+    if math.prod(dims) * batch_size != math.prod(dims_of(x)) * x.bd:
         raise ValueError(f"reshape: cannot reshape {x.dim()} into ({dims}, {batch_size})")
     target = layout(dims, batch_size)
     source = layout(dims_of(x), x.bd)
     if [k for k in target if k != 1] == [k for k in source if k != 1]:
-        return Expression(bv.reshape(x.x, target) if x.x.shape != target else x.x, batch_size)
+        return expression_of(bv.reshape(x.x, target) if x.x.shape != target else x.x, batch_size)
     return Expression(bv.reshape_column_major(to_shape(x, dims_of(x), x.bd), target), batch_size)
 
 

@@ -7,14 +7,17 @@ from batchviz.graph cimport ExpressionBase, LazyGraph
 @cython.locals(param_node=dict, ids=list)
 cpdef tuple as_nodes(xs)
 
-@cython.locals(g=LazyGraph, node=Py_ssize_t)
+@cython.locals(e=ExpressionBase, g=LazyGraph, node=Py_ssize_t)
 cpdef build_memoized(op, x, attrs)
 
 @cython.locals(g=LazyGraph, depths=list, ids=list, n=Py_ssize_t, depth=Py_ssize_t)
 cpdef build_over_nodes(op, xs)
 
-@cython.locals(g=LazyGraph, param_node=dict, depths=list, ids=list, n=Py_ssize_t,
-               depth=Py_ssize_t)
+@cython.locals(shapes=list)
+cpdef tuple terms_memo_key(op, prefix, LazyGraph graph, tuple args)
+
+@cython.locals(x=ExpressionBase, g=LazyGraph, param_node=dict, depths=list, ids=list,
+               n=Py_ssize_t, depth=Py_ssize_t, args=tuple)
 cpdef build_over_parameters(op, terms)
 
 @cython.locals(g=LazyGraph, n=Py_ssize_t)

@@ -89,9 +89,11 @@ def build_memoized(op, x, attrs):
     case) that is a memo lookup and a push (:meth:`Graph.add_memoized`), not the general
     coercion, shape inference and signature: a parser adds thousands of picks and shifts
     per minibatch, one per decision."""
-    if isinstance(x, ExpressionBase) and not x.graph.finished:
-        g, node = x.graph, x.node
-        return g.add_memoized(op, (node,), attrs, g.depths[node] + 1)
+    if isinstance(x, ExpressionBase):
+        e = x
+        if not e.graph.finished:
+            g, node = e.graph, e.node
+            return g.add_memoized(op, (node,), attrs, g.depths[node] + 1)
     return build(op, (x,), attrs)
 
 
@@ -116,6 +118,25 @@ def build_over_nodes(op, xs: list):
     return build(op, expression_list(xs, op.name))
 
 
+def terms_memo_key(op, prefix: tuple, graph, args: tuple) -> tuple:
+    """The ``Op.memo_key`` of an op over affine terms, ``args = [b, W1, x1, W2, x2,
+    ...]`` (:class:`~batchviz.ops.linalg.AffineArguments`; ``prefix``: its
+    ``signature_prefix``): the bias's and the ``W``s' node ids (a parameter's id is what
+    the signature names; any other node's id fixes its shape; a bias that is not a
+    parameter is named by its shape, since every input projection of a sequence is another
+    one) and the ``x``s' shapes. Built without a Python loop, and for one or two products
+    (``b + W x``, every gate of every step) as one flat tuple: no slices, no inner tuples to
+    make and compare. (A flat key holds node ids where the general key holds tuples of
+    them, so the two never collide.)"""
+    b, shapes = args[0], graph.shapes
+    bias = b if b in graph.param_of_node else shapes[b]
+    if len(args) == 3:  # b + W x, the usual case
+        return (op, prefix, bias, args[1], shapes[args[2]])
+    if len(args) == 5:  # a BiLSTM's output layer, b + W_f f + W_b b
+        return (op, prefix, bias, args[1], args[3], shapes[args[2]], shapes[args[4]])
+    return (op, prefix, bias, args[1::2], tuple(map(shapes.__getitem__, args[2::2])))
+
+
 def build_over_parameters(op, terms):
     """:func:`build` of ``op`` over the list ``terms = [b, W1, x1, W2, x2, ...]``: an
     output layer or an MLP's layer, built for every word, tree node or parser decision of
@@ -123,29 +144,36 @@ def build_over_parameters(op, terms):
     ``x``s already holds (after their first use) and the graph has built such a node
     before, that is one loop, a memo lookup and a push (:meth:`Graph.add_memoized`): a
     third to a half of the general path's cost. Otherwise the general path, which checks
-    everything and reports mistakes at the user's line."""
+    everything and reports mistakes at the user's line. (``op`` is an op over affine terms
+    whose signature has no prefix: its memo key is :func:`terms_memo_key`'s.)"""
+    if not isinstance(terms[2], ExpressionBase):
+        return build(op, terms)
     x = terms[2]
-    if isinstance(x, ExpressionBase) and not x.graph.finished:
-        g = x.graph
-        param_node = g.param_node
-        b, W = param_node.get(id(terms[0])), param_node.get(id(terms[1]))
-        if b is not None and W is not None:
-            # a node's depth is its deepest argument's plus one (parameters have depth 0)
-            n = x.node
-            if len(terms) == 3:  # b + W x, most layers: no loop
-                return g.add_memoized(op, (b, W, n), None, g.depths[n] + 1)
-            depths = g.depths
-            ids, depth = [b, W, n], depths[n]
-            for weight, vector in zip(terms[3::2], terms[4::2]):
-                w = param_node.get(id(weight))
-                if w is None or not isinstance(vector, ExpressionBase) or vector.graph is not g:
-                    break
-                n = vector.node
-                ids += (w, n)
-                if depths[n] > depth:
-                    depth = depths[n]
-            else:
-                return g.add_memoized(op, tuple(ids), None, depth + 1)
+    if x.graph.finished:
+        return build(op, terms)  # (raises)
+    g = x.graph
+    param_node = g.param_node
+    b, W = param_node.get(id(terms[0])), param_node.get(id(terms[1]))
+    if b is not None and W is not None:
+        # a node's depth is its deepest argument's plus one (parameters have depth 0)
+        n = x.node
+        if len(terms) == 3:  # b + W x, most layers: no loop
+            args = (b, W, n)
+            return g.add_known(op, args, None, g.depths[n] + 1,
+                               terms_memo_key(op, (), g, args))
+        depths = g.depths
+        ids, depth = [b, W, n], depths[n]
+        for weight, vector in zip(terms[3::2], terms[4::2]):
+            w = param_node.get(id(weight))
+            if w is None or not isinstance(vector, ExpressionBase) or vector.graph is not g:
+                break
+            n = vector.node
+            ids += (w, n)
+            if depths[n] > depth:
+                depth = depths[n]
+        else:
+            args = tuple(ids)
+            return g.add_known(op, args, None, depth + 1, terms_memo_key(op, (), g, args))
     return build(op, terms)
 
 

@@ -2,11 +2,17 @@
 # constructors' graph and node ids. The steps are those of the .py.
 import cython
 from batchviz.graph cimport ExpressionBase, LazyGraph
-from batchviz.ops._build cimport build_over_parameters
+from batchviz.ops._build cimport build_over_parameters, terms_memo_key
 
 
-@cython.locals(g=LazyGraph, n=Py_ssize_t)
+@cython.locals(shapes=list)
+cpdef tuple product_memo_key(op, LazyGraph graph, tuple args)
+
+@cython.locals(g=LazyGraph, n=Py_ssize_t, args=tuple)
 cpdef matmul(a, x)
+
+
+cpdef activated_affine(activation, terms)
 
 
 cpdef _mm_forward(xp, A, x, shared, rows=*)

@@ -14,7 +14,7 @@ import numpy as np
 from ..graph import ExpressionBase
 from .base import Op, register, shared_node
 from .elementwise import logistic_values
-from ._build import build, build_over_parameters, expression_list
+from ._build import build, build_over_parameters, expression_list, terms_memo_key
 from .gradients import WeightGradient
 from .parameter import PARAMETER
 
@@ -150,9 +150,7 @@ class MatMul(Op):
         return ("matmul", a_key, graph.shapes[args[1]]), ((0,) if shared else ())
 
     def memo_key(self, graph, args, attrs):
-        a, x = args
-        shapes = graph.shapes
-        return (self, a if a in graph.param_of_node else shapes[a], shapes[x])
+        return product_memo_key(self, graph, args)
 
     def forward(self, xp, ins, attrs, n):
         A, x = ins
@@ -161,6 +159,14 @@ class MatMul(Op):
     def backward(self, xp, ins, out, g, attrs, n, needs):
         A, x = ins
         return list(_mm_backward(xp, A, x, g, A.ndim == 2, needs[0], needs[1]))
+
+
+def product_memo_key(op, graph, args: tuple) -> tuple:
+    """:meth:`MatMul.memo_key`: the left factor's node id when it is a parameter (the
+    signature names it), else its shape, and the right factor's shape."""
+    a, x = args
+    shapes = graph.shapes
+    return (op, a if a in graph.param_of_node else shapes[a], shapes[x])
 
 
 def affine_terms(b, weights, inputs, who: str) -> list:
@@ -242,22 +248,8 @@ class AffineArguments(Op):
         return grads
 
     def memo_key(self, graph, args, attrs):
-        """The bias's and the ``W``s' node ids (a parameter's id is what the signature
-        names; any other node's id fixes its shape; a bias that is not a parameter is
-        named by its shape, since every input projection of a sequence is another one)
-        and the ``x``s' shapes. Built without a Python loop, and for one or two products
-        (``b + W x``, every gate of every step) as one flat tuple: no slices, no inner
-        tuples to make and compare. (A flat key holds node ids where the general key
-        holds tuples of them, so the two never collide.)"""
-        b, shapes = args[0], graph.shapes
-        bias = b if b in graph.param_of_node else shapes[b]
-        if len(args) == 3:  # b + W x, the usual case
-            return (self, self.signature_prefix(attrs), bias, args[1], shapes[args[2]])
-        if len(args) == 5:  # a BiLSTM's output layer, b + W_f f + W_b b
-            return (self, self.signature_prefix(attrs), bias, args[1], args[3],
-                    shapes[args[2]], shapes[args[4]])
-        return (self, self.signature_prefix(attrs), bias, args[1::2],
-                tuple(map(shapes.__getitem__, args[2::2])))
+        """See :func:`~batchviz.ops._build.terms_memo_key`."""
+        return terms_memo_key(self, self.signature_prefix(attrs), graph, args)
 
 
 class AffineTransform(AffineArguments):
@@ -347,14 +339,16 @@ def matmul(a, x):
         W = g.param_node.get(id(a))
         if W is not None:
             n = x.node
-            return g.add_memoized(_MATMUL, (W, n), None, g.depths[n] + 1)
+            args = (W, n)
+            return g.add_known(_MATMUL, args, None, g.depths[n] + 1,
+                               product_memo_key(_MATMUL, g, args))
     return build(_MATMUL, (a, x))
 
 
 def affine_transform(terms):
     """``b + W1 @ x1 + W2 @ x2 + ...`` from the list ``[b, W1, x1, W2, x2, ...]``."""
-    if type(terms) is list and len(terms) % 2 and len(terms) > 2:  # usually parameters
-        return build_over_parameters(_AFFINE, terms)                # and vectors
+    if (type(terms) is list or type(terms) is tuple) and len(terms) % 2 and len(terms) > 2:
+        return build_over_parameters(_AFFINE, terms)  # (usually parameters and vectors)
     return build(_AFFINE, expression_list(terms, "affine_transform"))
 
 
@@ -366,7 +360,7 @@ def activated_affine(activation: str, terms):
     if op is None:
         raise ValueError(f"activated_affine: activation must be one of {ACTIVATIONS}, got "
                          f"{activation!r}")
-    if type(terms) is list and len(terms) % 2 and len(terms) > 2:
+    if (type(terms) is list or type(terms) is tuple) and len(terms) % 2 and len(terms) > 2:
         return build_over_parameters(op, terms)
     return build(op, expression_list(terms, "activated_affine"))
 

@@ -7,6 +7,7 @@ into one fancy-indexing kernel (DyNet leaves pick unbatched).
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -121,9 +122,14 @@ class Reshape(Op):
     def infer_shape(self, shapes, attrs):
         if any(d <= 0 for d in attrs):
             raise self.error(f"dimensions must be positive (one may be -1), got {attrs}")
-        if int(np.prod(shapes[0])) != int(np.prod(attrs)):
+        if math.prod(shapes[0]) != math.prod(attrs):
             raise self.error(f"cannot reshape {shapes[0]} into {attrs}: sizes differ")
         return attrs
+
+    def memo_key(self, graph, args, attrs):
+        """The argument's shape and the new shape (``attrs``) fix the node's shape and
+        signature: an RNN's builders reshape every input column, a graph per sentence."""
+        return (self, graph.shapes[args[0]], attrs)
 
     def forward(self, xp, ins, attrs, n):
         return ins[0].reshape((n,) + attrs[0])
@@ -142,6 +148,10 @@ class Transpose(Op):
         if len(s) != 2:
             raise self.error(f"needs a vector or a matrix, got shape {s}")
         return (s[1], s[0])
+
+    def memo_key(self, graph, args, attrs):
+        """The argument's shape fixes the node's shape and signature."""
+        return (self, graph.shapes[args[0]])
 
     def forward(self, xp, ins, attrs, n):
         x = ins[0]
@@ -190,17 +200,17 @@ def reshape(x, shape):
         shape = (int(shape),)
     shape = tuple(int(d) for d in shape)
     if -1 in shape and hasattr(x, "shape"):
-        size, known = int(np.prod(x.shape)), int(np.prod([d for d in shape if d != -1]))
+        size, known = math.prod(x.shape), math.prod([d for d in shape if d != -1])
         if shape.count(-1) > 1 or known <= 0 or size % known:
             raise _RESHAPE.error(f"cannot reshape {x.shape} into {shape}: one dimension may be "
                                  "-1, and the others must divide the size")
         shape = tuple(size // known if d == -1 else d for d in shape)
-    return build(_RESHAPE, (x,), shape)
+    return build_memoized(_RESHAPE, x, shape)
 
 
 def transpose(x):
     """Matrix transpose; a vector becomes a ``1 x d`` row."""
-    return build(_TRANSPOSE, (x,))
+    return build_memoized(_TRANSPOSE, x, None)
 
 
 __all__ = ["concatenate", "pick", "pick_range", "reshape", "transpose"]

@@ -1,0 +1,9 @@
+# C types for batchviz/dynet/losses.py when it is compiled (batchviz/compiled.py): the
+# expression of the scores of a loss (built at every word or tree node). The steps are those
+# of the .py.
+import cython
+from batchviz.graph cimport shape_of
+from batchviz.dynet.expression cimport ExpressionCore, expression_of, node_of
+
+
+cpdef _scores(ExpressionCore x, who)

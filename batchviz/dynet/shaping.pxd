@@ -1,0 +1,10 @@
+# C types for batchviz/dynet/shaping.py when it is compiled (batchviz/compiled.py): the
+# expressions that a concatenation reads (a Tree-LSTM's [h_l; h_r] at every tree node). The
+# steps are those of the .py.
+import cython
+from batchviz.graph cimport shape_of
+from batchviz.dynet.expression cimport ExpressionCore, expression_of, node_of
+
+
+@cython.locals(first=ExpressionCore, e=ExpressionCore, bd=Py_ssize_t, nodes=list, shape=tuple)
+cpdef _rows_of(list xs)

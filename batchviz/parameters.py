@@ -47,7 +47,7 @@ class ParameterBase:
 
     def set_value(self, values) -> None:
         """New values, written into the array the parameter has (which may be a view of
-        its model's :class:`DenseStore`, so it is never replaced)."""
+        its model's ``DenseStore``, so it is never replaced)."""
         values = np.asarray(values, dtype=np.float64)
         if values.shape != self.shape:
             raise ValueError(f"{self.name}: new values have shape {values.shape}, expected {self.shape}")

@@ -42,7 +42,7 @@ from .dims import (as_matrix, combine_dims, dims_error, dims_of, products_per_in
                    selected_rows, to_shape)
 from .values import Values
 
-_SESSION = _graph.session  # (one object for the program's life: its settings change)
+_IMMEDIATE = _graph.immediate  # ([True] after renew_cg(immediate_compute=True))
 
 
 class ExpressionCore:
@@ -82,7 +82,7 @@ class ExpressionCore:
 
 def computed_if_immediate(e) -> None:
     """Compute the new expression ``e`` now if ``renew_cg(immediate_compute=True)`` said so."""
-    if _SESSION.immediate and type(e._x) is BvExpression:
+    if _IMMEDIATE[0] and type(e._x) is BvExpression:
         e.npvalue()
 
 
@@ -172,12 +172,6 @@ def as_expression(e, who: str) -> Expression:
                        if isinstance(e, (np.ndarray, list, numbers.Number)) else ""))
 
 
-def broadcast_dims(a: Expression, b: Expression, who: str, right_only: bool = False):
-    """DyNet's broadcasting of two arguments of an element-wise op: ``(dims, batch)`` of
-    the result (see :func:`.dims.combine_dims`)."""
-    return combine_dims(a.dim(), b.dim(), who, right_only)
-
-
 def elementwise(op, a, b, who: str, right_only: bool = False) -> Expression:
     """``op`` (a batchviz element-wise op of two same-shaped arguments) of ``a`` and ``b``,
     broadcast as DyNet's element-wise ops are."""
@@ -190,8 +184,9 @@ def elementwise(op, a, b, who: str, right_only: bool = False) -> Expression:
 
 def broadcast_elementwise(op, a: Expression, b: Expression, who: str,
                           right_only: bool = False) -> Expression:
-    """:func:`elementwise` of arguments of different dimensions or minibatch sizes."""
-    dims, bd = broadcast_dims(a, b, who, right_only)
+    """:func:`elementwise` of arguments of different dimensions or minibatch sizes,
+    broadcast as DyNet's (``(dims, batch)`` of the result: :func:`.dims.combine_dims`)."""
+    dims, bd = combine_dims(a.dim(), b.dim(), who, right_only)
     return Expression(op(to_shape(a, dims, bd), to_shape(b, dims, bd)), bd)
 
 
@@ -395,4 +390,3 @@ def matmul_other(a: Expression, b: Expression, da: tuple, db: tuple) -> Expressi
     k = db[1]                              # a batch of matrices: all their columns at once
     product = bv.matmul(left, bv.reshape(right, (db[0], k * bd)))
     return Expression(bv.reshape(product, (da[0], k, bd)), bd)
-

@@ -27,11 +27,15 @@ class _Session:
                                    # it at its import), one more with every renew_cg
         self.settings = None       # config.settings(), read when the first graph is made
         self.rng = None            # random inputs and initial values
-        self.immediate = False     # renew_cg(immediate_compute=True)
         self.check_validity = False
 
 
 session = _Session()
+
+#: ``[True]`` while the current graph computes every expression as soon as it is built
+#: (``renew_cg(immediate_compute=True)``): a list that :mod:`.expression` keeps, since every
+#: new expression reads it (an item of a list it holds, not an attribute looked up)
+immediate = [False]
 
 
 def _settings() -> dict:
@@ -68,7 +72,7 @@ def renew_cg(immediate_compute: bool = False, check_validity: bool = False, auto
     session.graph.names_ops_as = "dynet"  # pictures and reports name ops as DyNet does
     session.version += 1
     session.check_validity = bool(check_validity)
-    session.immediate = bool(immediate_compute)
+    immediate[0] = bool(immediate_compute)
     return cg()
 
 

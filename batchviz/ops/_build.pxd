@@ -17,7 +17,7 @@ cpdef build_over_nodes(op, xs)
 cpdef tuple terms_memo_key(op, prefix, LazyGraph graph, tuple args)
 
 @cython.locals(x=ExpressionBase, g=LazyGraph, param_node=dict, depths=list, ids=list,
-               n=Py_ssize_t, depth=Py_ssize_t, args=tuple)
+               n=Py_ssize_t, depth=Py_ssize_t, args=tuple, k=Py_ssize_t)
 cpdef build_over_parameters(op, terms)
 
 @cython.locals(g=LazyGraph, n=Py_ssize_t)

@@ -163,12 +163,14 @@ def build_over_parameters(op, terms):
                                terms_memo_key(op, (), g, args))
         depths = g.depths
         ids, depth = [b, W, n], depths[n]
-        for weight, vector in zip(terms[3::2], terms[4::2]):
+        for k in range(3, len(terms) - 1, 2):  # (by index: no slices of terms, no zip)
+            weight, vector = terms[k], terms[k + 1]
             w = param_node.get(id(weight))
             if w is None or not isinstance(vector, ExpressionBase) or vector.graph is not g:
                 break
             n = vector.node
-            ids += (w, n)
+            ids.append(w)
+            ids.append(n)
             if depths[n] > depth:
                 depth = depths[n]
         else:

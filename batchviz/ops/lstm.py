@@ -53,17 +53,35 @@ def _bias_view(b, out):
     return b
 
 
-def _sigmoid_(x, xp):
+def constants(xp, dtype) -> tuple:
+    """``(1, 2)`` for arithmetic on arrays of ``dtype``: for NumPy as 0-d arrays of that
+    dtype, made once. A Python float costs NumPy a conversion to an array on every call
+    (about as much as the call's own work on an LSTM's few hundred elements); the values
+    are the same, 1 and 2 being exact in every float type. Other array modules get the
+    Python floats."""
+    if xp is not np:
+        return 1.0, 2.0
+    pair = _CONSTANTS.get(dtype)
+    if pair is None:
+        pair = _CONSTANTS[dtype] = (np.ones((), dtype), np.full((), 2, dtype))
+    return pair
+
+
+_CONSTANTS: dict = {}
+
+
+def _sigmoid_(x, xp, one=1.0):
     """In-place logistic sigmoid ``1 / (1 + exp(-x))``. For x < -88 (float32) ``exp``
     overflows to inf and the result is the correct 0; NumPy's warning about it is silenced.
-    (``exp`` is about 1.5x faster than ``tanh`` in NumPy, and this runs on every gate.)"""
+    (``exp`` is about 1.5x faster than ``tanh`` in NumPy, and this runs on every gate.)
+    ``one``: 1 as :func:`constants` gives it."""
     xp.negative(x, out=x)
     if xp is np:
         with np.errstate(over="ignore"):
             np.exp(x, out=x)
     else:
         xp.exp(x, out=x)
-    x += 1.0
+    x += one
     xp.reciprocal(x, out=x)
 
 
@@ -72,12 +90,13 @@ def _scale_by_derivative(d, g, out, hidden, xp):
     sigmoid gates, ``1 - t^2`` for the tanh candidate; in place, without temporaries.
     The sigmoid form is applied to the whole contiguous block first and the candidate's
     columns are then overwritten: about twice as fast as working on column slices."""
-    xp.subtract(1.0, out, out=d)
+    one, _ = constants(xp, d.dtype)
+    xp.subtract(one, out, out=d)
     d *= out
     d *= g
     dt, t = d[:, -hidden:], out[:, -hidden:]
     xp.multiply(t, t, out=dt)
-    xp.subtract(1.0, dt, out=dt)
+    xp.subtract(one, dt, out=dt)
     dt *= g[:, -hidden:]
 
 
@@ -117,10 +136,11 @@ def _activate_(gates, u, xp) -> None:
     """In place: the sigmoid over all ``gates``, except ``u`` (a view of them, the candidate),
     which gets tanh. tanh(x) = 2 sigmoid(2x) - 1: one sigmoid over the whole contiguous
     block is faster than a sigmoid and a tanh over slices of it."""
-    u *= 2.0
-    _sigmoid_(gates, xp)
-    u *= 2.0
-    u -= 1.0
+    one, two = constants(xp, gates.dtype)
+    u *= two
+    _sigmoid_(gates, xp, one)
+    u *= two
+    u -= one
 
 
 def activated_gates_into(op, xp, terms, hidden: int, gates) -> None:
@@ -147,14 +167,6 @@ def bias_by_block(b, n: int, blocks: int, hidden: int, n_columns: int):
         return b.reshape((blocks, 1, hidden) + (1,) * n_columns)
     columns = b.shape[2:] if b.ndim > 2 else (1,) * n_columns
     return b.reshape((n, blocks, hidden) + columns).swapaxes(0, 1)
-
-
-def gates_as_rows(xp, d):
-    """Per-gate blocks ``(blocks, n, hidden) + columns`` as one row per node,
-    ``(n, blocks * hidden) + columns`` (a copy): the layout of ``W @ x``'s gradient."""
-    blocks, n = d.shape[:2]
-    rows = xp.ascontiguousarray(d.swapaxes(0, 1))
-    return rows.reshape((n, blocks * d.shape[2]) + d.shape[3:])
 
 
 def bias_gradient(b, d):

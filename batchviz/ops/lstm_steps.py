@@ -41,7 +41,7 @@ from ._build import expression_list
 from .base import Op, register
 from .linalg import AffineArguments, affine_terms
 from . import lstm_kernels
-from .lstm import activated_gates_into, bias_gradient, gates_as_rows, gates_shape
+from .lstm import activated_gates_into, bias_gradient, constants, gates_shape
 
 
 def _positive(hidden, who: str) -> int:
@@ -128,7 +128,8 @@ class LSTMStep(AffineArguments):
         h, c = out[0], out[1]
         xp.multiply(gates[0], gates[-1], out=c)          # i * u
         for k in range(K):
-            c += gates[1 + k] * ins[T + k]               # + f_k * c_k
+            xp.multiply(gates[1 + k], ins[T + k], out=h)  # h as scratch: f_k * c_k ...
+            c += h                                       # ... added to the cell
         xp.tanh(c, out=h)
         h *= gates[-2]                                   # h = o * tanh(c)
         return out
@@ -144,14 +145,19 @@ class LSTMStep(AffineArguments):
                 if needs[T + k]:
                     grads[T + k] = d_cells[k]
             return self._rows_backward(xp, ins[:T], d_rows, needs, grads)
+        one, _ = constants(xp, g.dtype)
         gh, gc = g[0], g[1]
         c, acts = out[1], out[2:]                        # acts: [i, f_1..f_K, o, u]
         i, o, u = acts[0], acts[-2], acts[-1]
         t = xp.tanh(c)
-        d = xp.empty(acts.shape, dtype=g.dtype)          # d loss / d activations, then gates
+        # d loss / d activations, then gates: allocated with one row per node, the layout
+        # the products' gradients take, and written block by block through a view
+        blocks = acts.shape[0]
+        d_rows = xp.empty((n, blocks * H) + acts.shape[3:], dtype=g.dtype)
+        d = d_rows.reshape((n, blocks, H) + acts.shape[3:]).swapaxes(0, 1)
         xp.multiply(gh, t, out=d[-2])                    # d o = dh tanh(c)
         dc = xp.multiply(t, t)                           # d c = dh o (1 - tanh(c)^2) + dc_next
-        xp.subtract(1.0, dc, out=dc)
+        xp.subtract(one, dc, out=dc)
         dc *= o
         dc *= gh
         dc += gc
@@ -163,22 +169,18 @@ class LSTMStep(AffineArguments):
             if needs[T + k]:
                 grads[T + k] = dc * acts[1 + k]          # d c_k = dc f_k
         # times the activations' derivatives: s (1 - s) for the sigmoids, 1 - u^2 for u
-        slope = xp.subtract(1.0, acts)
+        slope = xp.subtract(one, acts)
         slope *= acts
         du = slope[-1]
         xp.multiply(u, u, out=du)
-        xp.subtract(1.0, du, out=du)
+        xp.subtract(one, du, out=du)
         d *= slope
-        return self._terms_backward(xp, ins[:T], d, needs, grads)
-
-    def _terms_backward(self, xp, terms, d, needs, grads) -> list:
-        """The bias's, weights' and inputs' gradients from ``d``, the gradient of the gates'
-        pre-activations block by block."""
-        return self._rows_backward(xp, terms, gates_as_rows(xp, d), needs, grads)
+        return self._rows_backward(xp, ins[:T], d_rows, needs, grads)
 
     def _rows_backward(self, xp, terms, d_rows, needs, grads) -> list:
-        """:meth:`_terms_backward` from the gradient already as one row per node,
-        ``(n, (K + 3) H) + columns``: the layout of the products' gradients."""
+        """The bias's, weights' and inputs' gradients from ``d_rows``, the gradient of the
+        gates' pre-activations as one row per node, ``(n, (K + 3) H) + columns``: the
+        layout of the products' gradients."""
         if needs[0]:
             grads[0] = bias_gradient(terms[0], d_rows)
         return self.products_backward(xp, terms, d_rows, needs, grads)

@@ -41,7 +41,7 @@ from ._build import expression_list
 from .base import Op, register
 from .linalg import AffineArguments, affine_terms
 from . import lstm_kernels
-from .lstm import activated_gates_into, bias_gradient, constants, gates_shape
+from .lstm import activated_gates_into, bias_gradient, gates_shape, one
 
 
 def _positive(hidden, who: str) -> int:
@@ -145,7 +145,7 @@ class LSTMStep(AffineArguments):
                 if needs[T + k]:
                     grads[T + k] = d_cells[k]
             return self._rows_backward(xp, ins[:T], d_rows, needs, grads)
-        one, _ = constants(xp, g.dtype)
+        unit = one(xp, g.dtype)
         gh, gc = g[0], g[1]
         c, acts = out[1], out[2:]                        # acts: [i, f_1..f_K, o, u]
         i, o, u = acts[0], acts[-2], acts[-1]
@@ -157,7 +157,7 @@ class LSTMStep(AffineArguments):
         d = d_rows.reshape((n, blocks, H) + acts.shape[3:]).swapaxes(0, 1)
         xp.multiply(gh, t, out=d[-2])                    # d o = dh tanh(c)
         dc = xp.multiply(t, t)                           # d c = dh o (1 - tanh(c)^2) + dc_next
-        xp.subtract(one, dc, out=dc)
+        xp.subtract(unit, dc, out=dc)
         dc *= o
         dc *= gh
         dc += gc
@@ -169,11 +169,11 @@ class LSTMStep(AffineArguments):
             if needs[T + k]:
                 grads[T + k] = dc * acts[1 + k]          # d c_k = dc f_k
         # times the activations' derivatives: s (1 - s) for the sigmoids, 1 - u^2 for u
-        slope = xp.subtract(one, acts)
+        slope = xp.subtract(unit, acts)
         slope *= acts
         du = slope[-1]
         xp.multiply(u, u, out=du)
-        xp.subtract(one, du, out=du)
+        xp.subtract(unit, du, out=du)
         d *= slope
         return self._rows_backward(xp, ins[:T], d_rows, needs, grads)
 

@@ -286,17 +286,26 @@ _RESHAPE_COLUMN_MAJOR = register(ReshapeColumnMajor())
 
 
 def _ints(values, who: str) -> tuple:
+    """``values`` as a tuple of ints; a NumPy integer (any ``numbers.Integral``) becomes an
+    int. Graph building calls this for every node, so the cheap test comes first: the ABC
+    check is slower, and only a value that is not an int needs it."""
     out = []
     for v in values:
-        if not isinstance(v, numbers.Integral):
-            raise TypeError(f"{who}: indices must be ints, got {type(v).__name__}")
-        out.append(int(v))
+        if type(v) is not int:
+            if not isinstance(v, numbers.Integral):
+                raise TypeError(f"{who}: indices must be ints, got {type(v).__name__}")
+            v = int(v)
+        out.append(v)
     return tuple(out)
 
 
 def _shape(shape, who: str) -> tuple:
-    shape = (int(shape),) if isinstance(shape, numbers.Integral) else _ints(shape, who)
-    if any(d <= 0 for d in shape):
+    """``shape`` (an int or a sequence of ints) as a tuple of positive ints."""
+    if type(shape) is tuple or not isinstance(shape, numbers.Integral):
+        shape = _ints(shape, who)
+    else:
+        shape = (int(shape),)
+    if shape and min(shape) <= 0:
         raise ValueError(f"{who}: dimensions must be positive, got {shape}")
     return shape
 

@@ -109,9 +109,8 @@ class LSTMStep(AffineArguments):
         shapes, ops = graph.shapes, graph.ops
         b = args[0]
         return (self, attrs, b if b in graph.param_of_node else shapes[b], args[1:T:2],
-                tuple(map(shapes.__getitem__, args[2:T:2])),
-                tuple(map(shapes.__getitem__, args[T:])),
-                tuple(ops[c] is self for c in args[T:]))
+                tuple([shapes[x] for x in args[2:T:2]]),
+                tuple([(shapes[c], ops[c] is self) for c in args[T:]]))
 
     def forward(self, xp, ins, attrs, n, out=None):
         H, K = attrs[0]

@@ -133,13 +133,20 @@ def _activate_(gates, u, scales, xp) -> None:
     unit = one(xp, gates.dtype)
     xp.multiply(gates, signs, out=gates)                 # -x; -2x on u
     if xp is np:
-        with np.errstate(over="ignore"):
-            np.exp(gates, out=gates)
+        _exp_ignoring_overflow(gates)
     else:
         xp.exp(gates, out=gates)
     gates += unit
     xp.divide(numerators, gates, out=gates)              # sigmoid; 2 sigmoid(2x) on u
     u -= unit
+
+
+@np.errstate(over="ignore")
+def _exp_ignoring_overflow(x) -> None:
+    """``exp`` in place with NumPy's overflow warning silenced (inf is the right value
+    there). As a decorator, ``errstate`` makes its settings once, not at every call as a
+    ``with`` block does."""
+    np.exp(x, out=x)
 
 
 def gate_scales(xp, dtype, blocks: int, hidden: int, shape: tuple) -> tuple:

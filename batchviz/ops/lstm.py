@@ -194,6 +194,14 @@ def bias_by_block(b, n: int, blocks: int, hidden: int, n_columns: int):
     return b.reshape((n, blocks, hidden) + columns).swapaxes(0, 1)
 
 
+def gates_as_rows(xp, d):
+    """Per-gate blocks ``(blocks, n, hidden) + columns`` as one row per node,
+    ``(n, blocks * hidden) + columns`` (a copy): the layout of ``W @ x``'s gradient."""
+    blocks, n = d.shape[:2]
+    rows = xp.ascontiguousarray(d.swapaxes(0, 1))
+    return rows.reshape((n, blocks * d.shape[2]) + d.shape[3:])
+
+
 def bias_gradient(b, d):
     """The gradient of the gates' bias ``b`` from ``d``, the batch's gradient of the
     pre-activations: a shared bias ``(D,)`` sums it over the batch (and over columns), a

@@ -41,7 +41,7 @@ from ._build import expression_list
 from .base import Op, register
 from .linalg import AffineArguments, affine_terms
 from . import lstm_kernels
-from .lstm import activated_gates_into, bias_gradient, gates_shape, one
+from .lstm import activated_gates_into, bias_gradient, gates_as_rows, gates_shape, one
 
 
 def _positive(hidden, who: str) -> int:
@@ -149,11 +149,7 @@ class LSTMStep(AffineArguments):
         c, acts = out[1], out[2:]                        # acts: [i, f_1..f_K, o, u]
         i, o, u = acts[0], acts[-2], acts[-1]
         t = xp.tanh(c)
-        # d loss / d activations, then gates: allocated with one row per node, the layout
-        # the products' gradients take, and written block by block through a view
-        blocks = acts.shape[0]
-        d_rows = xp.empty((n, blocks * H) + acts.shape[3:], dtype=g.dtype)
-        d = d_rows.reshape((n, blocks, H) + acts.shape[3:]).swapaxes(0, 1)
+        d = xp.empty(acts.shape, dtype=g.dtype)          # d loss / d activations, then gates
         xp.multiply(gh, t, out=d[-2])                    # d o = dh tanh(c)
         dc = xp.multiply(t, t)                           # d c = dh o (1 - tanh(c)^2) + dc_next
         xp.subtract(unit, dc, out=dc)
@@ -174,12 +170,16 @@ class LSTMStep(AffineArguments):
         xp.multiply(u, u, out=du)
         xp.subtract(unit, du, out=du)
         d *= slope
-        return self._rows_backward(xp, ins[:T], d_rows, needs, grads)
+        return self._terms_backward(xp, ins[:T], d, needs, grads)
+
+    def _terms_backward(self, xp, terms, d, needs, grads) -> list:
+        """The bias's, weights' and inputs' gradients from ``d``, the gradient of the gates'
+        pre-activations block by block."""
+        return self._rows_backward(xp, terms, gates_as_rows(xp, d), needs, grads)
 
     def _rows_backward(self, xp, terms, d_rows, needs, grads) -> list:
-        """The bias's, weights' and inputs' gradients from ``d_rows``, the gradient of the
-        gates' pre-activations as one row per node, ``(n, (K + 3) H) + columns``: the
-        layout of the products' gradients."""
+        """:meth:`_terms_backward` from the gradient already as one row per node,
+        ``(n, (K + 3) H) + columns``: the layout of the products' gradients."""
         if needs[0]:
             grads[0] = bias_gradient(terms[0], d_rows)
         return self.products_backward(xp, terms, d_rows, needs, grads)

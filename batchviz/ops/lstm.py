@@ -143,17 +143,15 @@ def _activate_(gates, u, scales, xp) -> None:
 
 @np.errstate(over="ignore")
 def _exp_ignoring_overflow(x) -> None:
-    """``exp`` in place with NumPy's overflow warning silenced (inf is the right value
-    there). As a decorator, ``errstate`` makes its settings once, not at every call as a
-    ``with`` block does."""
+    """``exp`` in place, NumPy's overflow warning silenced (inf is right there). As a
+    decorator, ``errstate`` makes its settings once, not at every call as ``with`` does."""
     np.exp(x, out=x)
 
 
 def gate_scales(xp, dtype, blocks: int, hidden: int, shape: tuple) -> tuple:
     """``(signs, numerators)`` for :func:`_activate_`: -1 and 1 on every gate, -2 and 2 on
     the last (the candidate ``u``), for gates ``[i, f..., o, u]`` of ``blocks`` blocks of
-    ``hidden``, shaped ``shape`` to broadcast against the batch's layout of the gates.
-    Made once per layout and kept."""
+    ``hidden``, shaped ``shape`` to broadcast against the batch's gates; made once."""
     key = (xp, dtype, shape)
     scales = _GATE_SCALES.get(key)
     if scales is None:

@@ -11,6 +11,7 @@ one indexing kernel.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -207,20 +208,30 @@ class ConcatenateAxis(Op):
         return (self, attrs) + tuple(graph.shapes[a] for a in args)
 
     def forward(self, xp, ins, attrs, n):
-        axis = attrs[0]
-        shapes = self.padded([x.shape[1:] for x in ins], axis)
-        return xp.concatenate([x.reshape((n,) + s) for x, s in zip(ins, shapes)], axis=axis + 1)
+        shapes, _ = _concatenation(attrs[0], tuple([x.shape for x in ins]))
+        return xp.concatenate([x.reshape(s) for x, s in zip(ins, shapes)], axis=attrs[0] + 1)
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
-        axis = attrs[0]
-        shapes = self.padded([x.shape[1:] for x in ins], axis)
-        grads, start = [], 0
-        for x, s, need in zip(ins, shapes, needs):
-            stop = start + s[axis]
-            part = g[(slice(None),) * (axis + 1) + (slice(start, stop),)]
-            grads.append(part.reshape(x.shape) if need else None)
-            start = stop
-        return grads
+        _, parts = _concatenation(attrs[0], tuple([x.shape for x in ins]))
+        return [g[part].reshape(x.shape) if need else None
+                for x, part, need in zip(ins, parts, needs)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _concatenation(axis: int, shapes: tuple) -> tuple:
+    """For a batch of ``concatenate_axis`` whose arguments are ``shapes`` (``(n,) +
+    shape``): each argument's shape with the missing axis inserted
+    (:meth:`ConcatenateAxis.padded`), and the index of its part of the result. The same
+    concatenations recur in every graph of a program (a graph per sentence), so these
+    are kept, not worked out at every batch."""
+    n = shapes[0][0]
+    padded = _CONCATENATE_AXIS.padded([s[1:] for s in shapes], axis)
+    lead = (slice(None),) * (axis + 1)
+    parts, start = [], 0
+    for s in padded:
+        parts.append(lead + (slice(start, start + s[axis]),))
+        start += s[axis]
+    return tuple([(n,) + s for s in padded]), tuple(parts)
 
 
 class Permute(Op):
@@ -286,17 +297,26 @@ _RESHAPE_COLUMN_MAJOR = register(ReshapeColumnMajor())
 
 
 def _ints(values, who: str) -> tuple:
+    """``values`` as a tuple of ints; a NumPy integer (any ``numbers.Integral``) becomes an
+    int. Graph building calls this for every node, so the cheap test comes first: the ABC
+    check is slower, and only a value that is not an int needs it."""
     out = []
     for v in values:
-        if not isinstance(v, numbers.Integral):
-            raise TypeError(f"{who}: indices must be ints, got {type(v).__name__}")
-        out.append(int(v))
+        if type(v) is not int:
+            if not isinstance(v, numbers.Integral):
+                raise TypeError(f"{who}: indices must be ints, got {type(v).__name__}")
+            v = int(v)
+        out.append(v)
     return tuple(out)
 
 
 def _shape(shape, who: str) -> tuple:
-    shape = (int(shape),) if isinstance(shape, numbers.Integral) else _ints(shape, who)
-    if any(d <= 0 for d in shape):
+    """``shape`` (an int or a sequence of ints) as a tuple of positive ints."""
+    if type(shape) is tuple or not isinstance(shape, numbers.Integral):
+        shape = _ints(shape, who)
+    else:
+        shape = (int(shape),)
+    if shape and min(shape) <= 0:
         raise ValueError(f"{who}: dimensions must be positive, got {shape}")
     return shape
 

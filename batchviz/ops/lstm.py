@@ -53,18 +53,20 @@ def _bias_view(b, out):
     return b
 
 
-def _sigmoid_(x, xp):
-    """In-place logistic sigmoid ``1 / (1 + exp(-x))``. For x < -88 (float32) ``exp``
-    overflows to inf and the result is the correct 0; NumPy's warning about it is silenced.
-    (``exp`` is about 1.5x faster than ``tanh`` in NumPy, and this runs on every gate.)"""
-    xp.negative(x, out=x)
-    if xp is np:
-        with np.errstate(over="ignore"):
-            np.exp(x, out=x)
-    else:
-        xp.exp(x, out=x)
-    x += 1.0
-    xp.reciprocal(x, out=x)
+def one(xp, dtype):
+    """1 for arithmetic on arrays of ``dtype``: for NumPy a 0-d array of that dtype, made
+    once. A Python float costs NumPy a conversion to an array on every call (about as much
+    as the call's own work on an LSTM's few hundred elements); the value is the same, 1
+    being exact in every float type. Other array modules get the Python float."""
+    if xp is not np:
+        return 1.0
+    value = _ONES.get(dtype)
+    if value is None:
+        value = _ONES[dtype] = np.ones((), dtype)
+    return value
+
+
+_ONES: dict = {}
 
 
 def _scale_by_derivative(d, g, out, hidden, xp):
@@ -72,12 +74,12 @@ def _scale_by_derivative(d, g, out, hidden, xp):
     sigmoid gates, ``1 - t^2`` for the tanh candidate; in place, without temporaries.
     The sigmoid form is applied to the whole contiguous block first and the candidate's
     columns are then overwritten: about twice as fast as working on column slices."""
-    xp.subtract(1.0, out, out=d)
+    xp.subtract(one(xp, d.dtype), out, out=d)
     d *= out
     d *= g
     dt, t = d[:, -hidden:], out[:, -hidden:]
     xp.multiply(t, t, out=dt)
-    xp.subtract(1.0, dt, out=dt)
+    xp.subtract(one(xp, d.dtype), dt, out=dt)
     dt *= g[:, -hidden:]
 
 
@@ -109,18 +111,58 @@ def activated_gates(op, xp, terms, hidden: int):
     (``[b, W1, x1, ...]``), in the weights' block order ``[i, f..., o, u]``."""
     total = op.products(xp, terms)
     total += _bias_view(terms[0], total)
-    _activate_(total, total[:, -hidden:], xp)
+    blocks = total.shape[1] // hidden
+    scales = gate_scales(xp, total.dtype, blocks, hidden,
+                         (blocks * hidden,) + (1,) * (total.ndim - 2))
+    _activate_(total, total[:, -hidden:], scales, xp)
     return total
 
 
-def _activate_(gates, u, xp) -> None:
-    """In place: the sigmoid over all ``gates``, except ``u`` (a view of them, the candidate),
-    which gets tanh. tanh(x) = 2 sigmoid(2x) - 1: one sigmoid over the whole contiguous
-    block is faster than a sigmoid and a tanh over slices of it."""
-    u *= 2.0
-    _sigmoid_(gates, xp)
-    u *= 2.0
-    u -= 1.0
+def _activate_(gates, u, scales, xp) -> None:
+    """In place: the logistic sigmoid ``1 / (1 + exp(-x))`` over all ``gates``, except
+    ``u`` (a view of them, the candidate), which gets tanh. tanh(x) = 2 sigmoid(2x) - 1:
+    one sigmoid over the whole contiguous block is faster than a sigmoid and a tanh over
+    slices of it (and ``exp`` is about 1.5x faster than ``tanh`` in NumPy). ``scales``
+    (from :func:`gate_scales`) puts the two factors 2 into the sigmoid's own calls: ``-x``
+    is ``-2x`` on ``u`` and ``1 / (1 + e)`` is ``2 / (1 + e)``; powers of two, so the
+    numbers are those of scaling ``u`` before and after.
+
+    For x < -88 (float32) ``exp`` overflows to inf and the result is the correct 0 (-1 for
+    ``u``); NumPy's warning about it is silenced."""
+    signs, numerators = scales
+    unit = one(xp, gates.dtype)
+    xp.multiply(gates, signs, out=gates)                 # -x; -2x on u
+    if xp is np:
+        _exp_ignoring_overflow(gates)
+    else:
+        xp.exp(gates, out=gates)
+    gates += unit
+    xp.divide(numerators, gates, out=gates)              # sigmoid; 2 sigmoid(2x) on u
+    u -= unit
+
+
+@np.errstate(over="ignore")
+def _exp_ignoring_overflow(x) -> None:
+    """``exp`` in place, NumPy's overflow warning silenced (inf is right there). As a
+    decorator, ``errstate`` makes its settings once, not at every call as ``with`` does."""
+    np.exp(x, out=x)
+
+
+def gate_scales(xp, dtype, blocks: int, hidden: int, shape: tuple) -> tuple:
+    """``(signs, numerators)`` for :func:`_activate_`: -1 and 1 on every gate, -2 and 2 on
+    the last (the candidate ``u``), for gates ``[i, f..., o, u]`` of ``blocks`` blocks of
+    ``hidden``, shaped ``shape`` to broadcast against the batch's gates; made once."""
+    key = (xp, dtype, shape)
+    scales = _GATE_SCALES.get(key)
+    if scales is None:
+        factor = np.ones((blocks, hidden))
+        factor[-1] = 2.0
+        scales = _GATE_SCALES[key] = (xp.asarray((-factor).reshape(shape), dtype=dtype),
+                                      xp.asarray(factor.reshape(shape), dtype=dtype))
+    return scales
+
+
+_GATE_SCALES: dict = {}
 
 
 def activated_gates_into(op, xp, terms, hidden: int, gates) -> None:
@@ -135,7 +177,8 @@ def activated_gates_into(op, xp, terms, hidden: int, gates) -> None:
     # the bias is added while each gate's rows are put in place: one pass, not two
     xp.add(total.reshape((n, blocks, hidden) + cols).swapaxes(0, 1),
            bias_by_block(terms[0], n, blocks, hidden, len(cols)), out=gates)
-    _activate_(gates, gates[-1], xp)
+    scales = gate_scales(xp, gates.dtype, blocks, hidden, (blocks, 1, hidden) + (1,) * len(cols))
+    _activate_(gates, gates[-1], scales, xp)
 
 
 def bias_by_block(b, n: int, blocks: int, hidden: int, n_columns: int):

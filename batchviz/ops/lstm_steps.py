@@ -41,7 +41,7 @@ from ._build import expression_list
 from .base import Op, register
 from .linalg import AffineArguments, affine_terms
 from . import lstm_kernels
-from .lstm import activated_gates_into, bias_gradient, gates_as_rows, gates_shape
+from .lstm import activated_gates_into, bias_gradient, gates_as_rows, gates_shape, one
 
 
 def _positive(hidden, who: str) -> int:
@@ -109,9 +109,8 @@ class LSTMStep(AffineArguments):
         shapes, ops = graph.shapes, graph.ops
         b = args[0]
         return (self, attrs, b if b in graph.param_of_node else shapes[b], args[1:T:2],
-                tuple(map(shapes.__getitem__, args[2:T:2])),
-                tuple(map(shapes.__getitem__, args[T:])),
-                tuple(ops[c] is self for c in args[T:]))
+                tuple([shapes[x] for x in args[2:T:2]]),
+                tuple([(shapes[c], ops[c] is self) for c in args[T:]]))
 
     def forward(self, xp, ins, attrs, n, out=None):
         H, K = attrs[0]
@@ -128,7 +127,8 @@ class LSTMStep(AffineArguments):
         h, c = out[0], out[1]
         xp.multiply(gates[0], gates[-1], out=c)          # i * u
         for k in range(K):
-            c += gates[1 + k] * ins[T + k]               # + f_k * c_k
+            xp.multiply(gates[1 + k], ins[T + k], out=h)  # h as scratch: f_k * c_k ...
+            c += h                                       # ... added to the cell
         xp.tanh(c, out=h)
         h *= gates[-2]                                   # h = o * tanh(c)
         return out
@@ -144,6 +144,7 @@ class LSTMStep(AffineArguments):
                 if needs[T + k]:
                     grads[T + k] = d_cells[k]
             return self._rows_backward(xp, ins[:T], d_rows, needs, grads)
+        unit = one(xp, g.dtype)
         gh, gc = g[0], g[1]
         c, acts = out[1], out[2:]                        # acts: [i, f_1..f_K, o, u]
         i, o, u = acts[0], acts[-2], acts[-1]
@@ -151,7 +152,7 @@ class LSTMStep(AffineArguments):
         d = xp.empty(acts.shape, dtype=g.dtype)          # d loss / d activations, then gates
         xp.multiply(gh, t, out=d[-2])                    # d o = dh tanh(c)
         dc = xp.multiply(t, t)                           # d c = dh o (1 - tanh(c)^2) + dc_next
-        xp.subtract(1.0, dc, out=dc)
+        xp.subtract(unit, dc, out=dc)
         dc *= o
         dc *= gh
         dc += gc
@@ -163,11 +164,11 @@ class LSTMStep(AffineArguments):
             if needs[T + k]:
                 grads[T + k] = dc * acts[1 + k]          # d c_k = dc f_k
         # times the activations' derivatives: s (1 - s) for the sigmoids, 1 - u^2 for u
-        slope = xp.subtract(1.0, acts)
+        slope = xp.subtract(unit, acts)
         slope *= acts
         du = slope[-1]
         xp.multiply(u, u, out=du)
-        xp.subtract(1.0, du, out=du)
+        xp.subtract(unit, du, out=du)
         d *= slope
         return self._terms_backward(xp, ins[:T], d, needs, grads)
 

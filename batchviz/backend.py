@@ -131,6 +131,22 @@ def to_numpy(array) -> np.ndarray:
     return array.get()
 
 
+#: the arrays of :func:`constant`, by backend, dtype and value
+_CONSTANTS: dict = {}
+
+
+def constant(xp, value: float, like):
+    """``value`` as a 0-d array of ``like``'s dtype on ``xp``, made once. Given a Python
+    number, a ufunc works out the number's type on every call (NumPy: several times the
+    cost of the operation on a batch's few hundred values); given an array of the
+    operand's own dtype it has nothing to work out, and computes the same values."""
+    key = (xp, like.dtype, value)
+    array = _CONSTANTS.get(key)
+    if array is None:
+        array = _CONSTANTS[key] = xp.asarray(value, dtype=like.dtype)
+    return array
+
+
 def scatter_add(target, index, values) -> None:
     """``target[index] += values`` where ``index`` may repeat, as one fused kernel.
 

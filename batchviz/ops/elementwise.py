@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import segment_sums, to_device
+from ..backend import constant, segment_sums, to_device
 from .base import Op, register, same_shapes
 from ._build import binary_elementwise, build, expression_list, unary_elementwise
 
@@ -49,22 +49,6 @@ class Tanh(Elementwise):
         xp.subtract(1.0, d, out=d)
         d *= g
         return [d]
-
-
-#: the arrays of :func:`constant`, by backend, dtype and value
-_CONSTANTS: dict = {}
-
-
-def constant(xp, value: float, like):
-    """``value`` as a 0-d array of ``like``'s dtype on ``xp``, made once. Given a Python
-    number, a ufunc works out the number's type on every call (NumPy: several times the
-    cost of the operation on a batch's few hundred values); given an array of the
-    operand's own dtype it has nothing to work out, and computes the same values."""
-    key = (xp, like.dtype, value)
-    array = _CONSTANTS.get(key)
-    if array is None:
-        array = _CONSTANTS[key] = xp.asarray(value, dtype=like.dtype)
-    return array
 
 
 def logistic_values(xp, x, out=None):

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import constant
 from .base import Op, register
 from .gradients import BlockGradient
 from ._build import build, expression_list
@@ -53,33 +54,17 @@ def _bias_view(b, out):
     return b
 
 
-def one(xp, dtype):
-    """1 for arithmetic on arrays of ``dtype``: for NumPy a 0-d array of that dtype, made
-    once. A Python float costs NumPy a conversion to an array on every call (about as much
-    as the call's own work on an LSTM's few hundred elements); the value is the same, 1
-    being exact in every float type. Other array modules get the Python float."""
-    if xp is not np:
-        return 1.0
-    value = _ONES.get(dtype)
-    if value is None:
-        value = _ONES[dtype] = np.ones((), dtype)
-    return value
-
-
-_ONES: dict = {}
-
-
 def _scale_by_derivative(d, g, out, hidden, xp):
     """``d = g * activation'`` from the stored activations ``out``: ``s (1 - s)`` for the
     sigmoid gates, ``1 - t^2`` for the tanh candidate; in place, without temporaries.
     The sigmoid form is applied to the whole contiguous block first and the candidate's
     columns are then overwritten: about twice as fast as working on column slices."""
-    xp.subtract(one(xp, d.dtype), out, out=d)
+    xp.subtract(constant(xp, 1.0, d), out, out=d)
     d *= out
     d *= g
     dt, t = d[:, -hidden:], out[:, -hidden:]
     xp.multiply(t, t, out=dt)
-    xp.subtract(one(xp, d.dtype), dt, out=dt)
+    xp.subtract(constant(xp, 1.0, d), dt, out=dt)
     dt *= g[:, -hidden:]
 
 
@@ -130,7 +115,7 @@ def _activate_(gates, u, scales, xp) -> None:
     For x < -88 (float32) ``exp`` overflows to inf and the result is the correct 0 (-1 for
     ``u``); NumPy's warning about it is silenced."""
     signs, numerators = scales
-    unit = one(xp, gates.dtype)
+    unit = constant(xp, 1.0, gates)
     xp.multiply(gates, signs, out=gates)                 # -x; -2x on u
     if xp is np:
         _exp_ignoring_overflow(gates)

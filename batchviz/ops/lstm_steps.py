@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import constant
 from ..errors import ShapeError
 from ..graph import ExpressionBase
 from ..parameters import ParameterBase
@@ -41,7 +42,7 @@ from ._build import expression_list
 from .base import Op, register
 from .linalg import AffineArguments, affine_terms
 from . import lstm_kernels
-from .lstm import activated_gates_into, bias_gradient, gates_as_rows, gates_shape, one
+from .lstm import activated_gates_into, bias_gradient, gates_as_rows, gates_shape
 
 
 def _positive(hidden, who: str) -> int:
@@ -144,7 +145,7 @@ class LSTMStep(AffineArguments):
                 if needs[T + k]:
                     grads[T + k] = d_cells[k]
             return self._rows_backward(xp, ins[:T], d_rows, needs, grads)
-        unit = one(xp, g.dtype)
+        unit = constant(xp, 1.0, g)
         gh, gc = g[0], g[1]
         c, acts = out[1], out[2:]                        # acts: [i, f_1..f_K, o, u]
         i, o, u = acts[0], acts[-2], acts[-1]

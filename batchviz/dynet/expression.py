@@ -275,8 +275,9 @@ class AffineCore(ExpressionCore):
                 self.bd > 1 and len(terms[0].shape) == 1):
             return None
         node = expression_of(activated_affine(activation, terms), self.bd)
-        # (remembered as a chain of tuples, the latest first: no list per gate)
-        self._activated = (activation, node, self._activated)
+        if self._activated is None:
+            self._activated = []
+        self._activated.append((activation, node))
         return node
 
 
@@ -300,11 +301,7 @@ class Affine(AffineCore, Expression):
             return super().gradient()
         built = self._built is not None and type(self._built.graph) is not RemovedNodes
         total = super().gradient() if built else 0.0
-        activated, link = [], self._activated
-        while link is not None:
-            activation, node, link = link
-            activated.append((activation, node))
-        for activation, node in reversed(activated):   # (in the order they were made)
+        for activation, node in self._activated:
             if type(node.x.graph) is RemovedNodes:
                 continue  # (made after a checkpoint, reverted: no longer part of the graph)
             value = node.npvalue()

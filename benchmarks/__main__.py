@@ -28,10 +28,11 @@ TASKS = {
     "hosttime": "hosttime",
     "against": "against",
     "dynet": "dynet_compare",
+    "floor": "floor",
 }
 
 #: tasks that are not training runs: no modes, and not part of ``all``
-NOT_TRAINING = ("overhead", "report", "products", "hosttime", "against", "dynet")
+NOT_TRAINING = ("overhead", "report", "products", "hosttime", "against", "dynet", "floor")
 ALL = [name for name in TASKS if name not in NOT_TRAINING]
 
 
@@ -118,6 +119,9 @@ def main(argv=None) -> int:
                 if name == "dynet":
                     payloads[name] = module.run(quick=args.quick, rows=against_tasks,
                                                 threads=args.threads, busy=args.busy)
+                    continue
+                if name == "floor":
+                    payloads[name] = module.run(quick=args.quick, rounds=args.repeat)
                     continue
                 payloads[name] = module.run(quick=args.quick)
             except harness.NoSuchModes as exc:

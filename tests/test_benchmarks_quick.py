@@ -374,3 +374,18 @@ def _state(proc) -> str:
         return (proc / "stat").read_text().split()[2]
     except OSError:
         return "X"
+
+
+def test_floor_benchmark_times_each_rows_kernels_alone(tmp_path, capsys):
+    """``python -m benchmarks floor --quick``: each row's program runs, and its kernels run
+    again alone after every timed step: they take time, and less than the whole step."""
+    from benchmarks.floor import ROWS
+
+    path = tmp_path / "floor.json"
+    assert main(["floor", "--quick", "--json", str(path)]) == 0
+    assert "kernels alone" in capsys.readouterr().out
+    results = json.loads(path.read_text())["results"]
+    assert set(results) == set(ROWS)
+    for row, r in results.items():
+        assert 0 < r["least_calls_ms"] < r["kernels_ms"] < r["batchviz_ms"], row
+        assert set(r["phases"]) == {"build", "forward", "backward", "update"}

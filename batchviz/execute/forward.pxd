@@ -7,6 +7,10 @@ from batchviz.execute.memory cimport batch_outputs, copy_index, gather, strided_
 from batchviz.plan.reads cimport record
 
 
-@cython.locals(ins=list, indices=list, n=Py_ssize_t)
+@cython.locals(ins=list, indices=list)
 cpdef run_batch(graph, list arenas, arena, batch, xp, bint check=*)
+
+
+@cython.locals(n=Py_ssize_t)
+cpdef run_kernel(batch, list ins, out, xp)
 

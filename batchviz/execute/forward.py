@@ -45,20 +45,26 @@ def run_batch(graph, arenas, arena, batch, xp, check: bool = False) -> BatchRun:
         ins.append(block if shape is None or len(shape) == 1 else block.reshape(shape))
         indices.append(index)
     out = batch_outputs(xp, arena, batch)
-    op, n, attrs = batch.op, len(batch.nodes), batch.attrs
-    if op.writes_output:  # the kernel writes straight into the batch's segment
-        op.forward(xp, ins, attrs, n, out=out)
-    else:
-        if batch.counts is not None:  # nodes of different numbers of arguments
-            result = op.forward_segments(xp, ins[0], batch.counts, attrs, n)
-        elif batch.together:
-            result = op.forward_together(xp, ins[0], attrs, n)
-        else:
-            result = op.forward(xp, ins, attrs, n)
-        out.reshape(result.shape)[...] = result  # one copy, whatever the result's memory order
+    run_kernel(batch, ins, out, xp)
     if check:
         numerics.check_forward(graph, batch, arena, xp)
     return record(BatchRun, (ins, out, indices))
+
+
+def run_kernel(batch, ins: list, out, xp) -> None:
+    """The batch's kernel, once, on the blocks it read (``ins``); its outputs written in
+    ``out``, the batch's segment of the arena."""
+    op, n, attrs = batch.op, len(batch.nodes), batch.attrs
+    if op.writes_output:  # the kernel writes straight into the batch's segment
+        op.forward(xp, ins, attrs, n, out=out)
+        return
+    if batch.counts is not None:  # nodes of different numbers of arguments
+        result = op.forward_segments(xp, ins[0], batch.counts, attrs, n)
+    elif batch.together:
+        result = op.forward_together(xp, ins[0], attrs, n)
+    else:
+        result = op.forward(xp, ins, attrs, n)
+    out.reshape(result.shape)[...] = result  # one copy, whatever the result's memory order
 
 
 def read_block(graph, arenas, read, xp) -> tuple:

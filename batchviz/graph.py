@@ -106,6 +106,10 @@ class LazyGraph:
         self.sigtab = SignatureTable(FIXED_SIGNATURES)
         self.param_node: dict[int, int] = {}        # id(parameter) -> node id
         self.param_of_node: dict[int, object] = {}  # node id -> parameter
+        #: parameter -> node id, as param_node but keyed by the parameter itself: the
+        #: constructor of every gate (``b + W x``) finds its parameters here, without
+        #: making an int of an id() and comparing ints that collide (ids are aligned)
+        self.parameter_nodes: dict = {}
         self.memo: dict = {}  # Op.memo_key -> (signature, shape), see Op.memo_key
         #: one tuple object per distinct shape, which the nodes of that shape share: two
         #: shapes (of an element-wise op's arguments, in memo keys) are then compared by
@@ -226,6 +230,7 @@ class LazyGraph:
             self.push(PARAMETER, (), param, self.shape_objects.setdefault(shape, shape), sig, 0)
             self.param_node[id(param)] = node
             self.param_of_node[node] = param
+            self.parameter_nodes[param] = node
         return node
 
     # --- lifetime ---------------------------------------------------------------------
@@ -294,7 +299,8 @@ class LazyGraph:
         if self.sources is not None:
             del self.sources[nodes:]
         for node in [n for n in self.param_of_node if n >= nodes]:
-            del self.param_node[id(self.param_of_node.pop(node))]
+            param = self.param_of_node.pop(node)
+            del self.param_node[id(param)], self.parameter_nodes[param]
         self.sigtab.truncate(signatures)
         self.memo.clear()  # (its keys may hold removed parameter nodes, its values signatures)
         self.revision += 1

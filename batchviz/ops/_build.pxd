@@ -17,7 +17,9 @@ cpdef build_over_nodes(op, xs)
 @cython.locals(shapes=list)
 cpdef tuple terms_memo_key(op, prefix, LazyGraph graph, tuple args)
 
-@cython.locals(x=ExpressionBase, g=LazyGraph, param_node=dict, depths=list, ids=list,
+cpdef parameter_node_of(LazyGraph graph, x)
+
+@cython.locals(x=ExpressionBase, g=LazyGraph, depths=list, ids=list,
                depth=Py_ssize_t, d=Py_ssize_t, args=tuple, k=Py_ssize_t)
 cpdef build_over_parameters(op, terms)
 

@@ -139,6 +139,14 @@ def terms_memo_key(op, prefix: tuple, graph, args: tuple) -> tuple:
     return (op, prefix, bias, args[1::2], tuple(map(shapes.__getitem__, args[2::2])))
 
 
+def parameter_node_of(graph, x):
+    """The node id of ``x`` in ``graph`` if ``x`` is a parameter that has one there, else
+    None (anything else, unhashable data included, is not a parameter)."""
+    if isinstance(x, ParameterBase):
+        return graph.parameter_nodes.get(x)
+    return None
+
+
 def build_over_parameters(op, terms):
     """:func:`build` of ``op`` over the list ``terms = [b, W1, x1, W2, x2, ...]``: an
     output layer or an MLP's layer, built for every word, tree node or parser decision of
@@ -152,8 +160,7 @@ def build_over_parameters(op, terms):
         return build(op, terms)
     x = terms[2]
     g = live_graph(x)  # (raises for a finished graph or reverted node)
-    param_node = g.param_node
-    b, W = param_node.get(id(terms[0])), param_node.get(id(terms[1]))
+    b, W = parameter_node_of(g, terms[0]), parameter_node_of(g, terms[1])
     if b is not None and W is not None:
         # a node's depth is its deepest argument's plus one (parameters have depth 0)
         depths = g.depths
@@ -164,7 +171,7 @@ def build_over_parameters(op, terms):
         ids, depth = [b, W, x.node], depths[x.node]
         for k in range(3, len(terms) - 1, 2):  # (by index: no slices of terms, no zip)
             weight, vector = terms[k], terms[k + 1]
-            w = param_node.get(id(weight))
+            w = parameter_node_of(g, weight)
             if w is None or not isinstance(vector, ExpressionBase):
                 break
             x = vector  # (an expression: its fields are read directly when compiled)

@@ -8,6 +8,9 @@ from batchviz.ops._build cimport build_over_parameters
 from batchviz.ops.linalg cimport matmul as linalg_matmul
 
 
+cdef dict _ACTIVATED_AFFINE
+
+
 cdef class ExpressionCore:
     cdef public object _x
     cdef public Py_ssize_t bd

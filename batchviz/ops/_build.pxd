@@ -14,7 +14,7 @@ cpdef build_memoized(op, x, attrs)
                d=Py_ssize_t)
 cpdef build_over_nodes(op, xs)
 
-@cython.locals(shapes=list)
+@cython.locals(shapes=list, x=Py_ssize_t)
 cpdef tuple terms_memo_key(op, prefix, LazyGraph graph, tuple args)
 
 cpdef parameter_node_of(LazyGraph graph, x)

@@ -133,7 +133,8 @@ def terms_memo_key(op, prefix: tuple, graph, args: tuple) -> tuple:
     b, shapes = args[0], graph.shapes
     bias = b if b in graph.param_of_node else shapes[b]
     if len(args) == 3:  # b + W x, the usual case
-        return (op, prefix, bias, args[1], shapes[args[2]])
+        x = args[2]  # (a C index when compiled)
+        return (op, prefix, bias, args[1], shapes[x])
     if len(args) == 5:  # a BiLSTM's output layer, b + W_f f + W_b b
         return (op, prefix, bias, args[1], args[3], shapes[args[2]], shapes[args[4]])
     return (op, prefix, bias, args[1::2], tuple(map(shapes.__getitem__, args[2::2])))
@@ -141,10 +142,11 @@ def terms_memo_key(op, prefix: tuple, graph, args: tuple) -> tuple:
 
 def parameter_node_of(graph, x):
     """The node id of ``x`` in ``graph`` if ``x`` is a parameter that has one there, else
-    None (anything else, unhashable data included, is not a parameter)."""
-    if isinstance(x, ParameterBase):
+    None (anything else is not in ``parameter_nodes``)."""
+    try:
         return graph.parameter_nodes.get(x)
-    return None
+    except TypeError:  # (unhashable data: not a parameter)
+        return None
 
 
 def build_over_parameters(op, terms):

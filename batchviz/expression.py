@@ -1,3 +1,6 @@
+# distutils: define_macros=CYTHON_USE_TYPE_SPECS=1
+# (compiled, Expression is a C type made from a spec, as Python classes are: such a type
+# takes the operators of its Python base, Operators; a static C type would not)
 """Expression: the user's handle on one node of a lazy graph, with operator overloading.
 
 An Expression is two fields, ``graph`` and ``node`` (its creation-order id); all node data
@@ -175,8 +178,11 @@ def _ufunc_refusal(ufunc, method, kwargs) -> str:
             f"lazy graph, not an array); {hint}")
 
 
-class Expression(Operators, ExpressionBase):
-    """A node of a lazy graph. Nothing is computed until :meth:`value` is called."""
+class Expression(ExpressionBase, Operators):
+    """A node of a lazy graph. Nothing is computed until :meth:`value` is called.
+
+    (Compiled, it is a C type, ``expression.pxd``: one is made and freed for every node.
+    A C type's first base is the one with its fields, ExpressionBase.)"""
 
     __slots__ = ()
 

@@ -64,6 +64,20 @@ def shape_of(x) -> tuple:
     return x.shape
 
 
+def live_graph(e: ExpressionBase) -> "LazyGraph":
+    """The graph of the expression ``e``, which must be alive; raises (at the user's line)
+    when the graph was finished or ``e``'s node was removed by a revert (its ``graph`` is
+    then a :class:`RemovedNodes`). Op constructors ask this at every node: compiled, it
+    reads the graph's ``finished`` field directly once the graph is known to be one."""
+    graph = e.graph
+    if isinstance(graph, LazyGraph):
+        live = graph
+        if not live.finished:
+            return live
+    graph.check_alive()  # (raises)
+    raise GraphFinishedError(f"graph #{graph.number} is finished")
+
+
 class LazyGraph:
     """A dynamic computation graph's nodes, as parallel lists indexed by node id.
 
@@ -92,7 +106,15 @@ class LazyGraph:
         self.sigtab = SignatureTable(FIXED_SIGNATURES)
         self.param_node: dict[int, int] = {}        # id(parameter) -> node id
         self.param_of_node: dict[int, object] = {}  # node id -> parameter
+        #: parameter -> node id, as param_node but keyed by the parameter itself: the
+        #: constructor of every gate (``b + W x``) finds its parameters here, without
+        #: making an int of an id() and comparing ints that collide (ids are aligned)
+        self.parameter_nodes: dict = {}
         self.memo: dict = {}  # Op.memo_key -> (signature, shape), see Op.memo_key
+        #: one tuple object per distinct shape, which the nodes of that shape share: two
+        #: shapes (of an element-wise op's arguments, in memo keys) are then compared by
+        #: identity, not element by element, at most nodes
+        self.shape_objects: dict = {}
         self.finished = False
         self.finished_because = ""
         self._previous: "LazyGraph | None" = None
@@ -156,6 +178,7 @@ class LazyGraph:
             sig, shape = known
         else:
             shape = op.infer_shape([self.shapes[a] for a in args], attrs)
+            shape = self.shape_objects.setdefault(shape, shape)
             sig = self._signature(op, args, attrs, shape)
             if key is not None:
                 self.memo[key] = (sig, shape)
@@ -203,9 +226,11 @@ class LazyGraph:
             self.check_alive()
             node = len(self.ops)
             sig = self.sigtab.intern(("parameter", "node", node), PARAMETER, arity=0)
-            self.push(PARAMETER, (), param, tuple(param.shape), sig, 0)
+            shape = tuple(param.shape)
+            self.push(PARAMETER, (), param, self.shape_objects.setdefault(shape, shape), sig, 0)
             self.param_node[id(param)] = node
             self.param_of_node[node] = param
+            self.parameter_nodes[param] = node
         return node
 
     # --- lifetime ---------------------------------------------------------------------
@@ -274,7 +299,8 @@ class LazyGraph:
         if self.sources is not None:
             del self.sources[nodes:]
         for node in [n for n in self.param_of_node if n >= nodes]:
-            del self.param_node[id(self.param_of_node.pop(node))]
+            param = self.param_of_node.pop(node)
+            del self.param_node[id(param)], self.parameter_nodes[param]
         self.sigtab.truncate(signatures)
         self.memo.clear()  # (its keys may hold removed parameter nodes, its values signatures)
         self.revision += 1

@@ -3,14 +3,14 @@
 # those of the .py.
 import cython
 from batchviz.graph cimport shape_of
-from batchviz.dynet.expression cimport (AffineCore, ExpressionCore, as_expression,
+from batchviz.dynet.expression cimport (Affine, ExpressionCore, as_expression,
                                          elementwise, expression_of, node_of)
 
 
 @cython.locals(e=ExpressionCore)
 cpdef unary(op, name, x)
 
-@cython.locals(pending=AffineCore)
+@cython.locals(pending=Affine)
 cpdef activation(op, name, x)
 
 @cython.locals(xs=list, first=ExpressionCore, e=ExpressionCore, nodes=list)

@@ -14,6 +14,8 @@ from functools import reduce
 
 from ..graph import shape_of
 from ..ops import api as bv
+# (the op built at every node, as a name of this module: not looked up in ``bv``)
+from ..ops.api import cmult as bv_cmult
 from .dims import combine_dims, dims_of, layout, to_shape
 from .expression import (Affine, Expression, add, as_expression, elementwise, expression_of,
                          matmul, node_of)
@@ -132,7 +134,7 @@ def _stepped(op, x, gradient_mode: str, who: str) -> Expression:
 
 def cmult(x, y) -> Expression:
     """Element-wise product (DyNet's ``*`` is the matrix product)."""
-    return elementwise(bv.cmult, x, y, "cmult")
+    return elementwise(bv_cmult, x, y, "cmult")
 
 
 def cdiv(x, y) -> Expression:

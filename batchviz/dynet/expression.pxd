@@ -4,8 +4,11 @@
 # steps are those of the .py.
 import cython
 from batchviz.graph cimport shape_of
-from batchviz.ops.linalg cimport activated_affine
+from batchviz.ops._build cimport build_over_parameters
 from batchviz.ops.linalg cimport matmul as linalg_matmul
+
+
+cdef dict _ACTIVATED_AFFINE
 
 
 cdef class ExpressionCore:
@@ -13,10 +16,17 @@ cdef class ExpressionCore:
     cdef public Py_ssize_t bd
 
 
-cdef class AffineCore(ExpressionCore):
-    cdef public object terms, _built, _activated
+cdef class Expression(ExpressionCore):
+    pass
 
-    @cython.locals(terms=tuple, bd=Py_ssize_t, other=AffineCore, bias_expression=ExpressionCore)
+
+cdef class Affine(Expression):
+    cdef public object terms, _built
+    cdef public tuple _activated
+    cdef public Py_ssize_t rows
+
+    @cython.locals(terms=tuple, bd=Py_ssize_t, other=Affine, bias_expression=ExpressionCore,
+                   rows=Py_ssize_t, shape=tuple)
     cpdef plus(self, b)
     @cython.locals(terms=tuple)
     cpdef activated(self, activation)
@@ -36,10 +46,12 @@ cpdef as_expression(e, who)
 @cython.locals(x=ExpressionCore, y=ExpressionCore)
 cpdef elementwise(op, a, b, who, bint right_only=*)
 
-@cython.locals(kind=type, e=AffineCore)
-cpdef pending_affine(tuple terms, Py_ssize_t bd)
+cpdef tuple with_bias(bias, tuple terms)
 
-@cython.locals(pending=AffineCore)
+@cython.locals(kind=type, e=Affine)
+cpdef pending_affine(tuple terms, Py_ssize_t bd, Py_ssize_t rows)
+
+@cython.locals(pending=Affine)
 cpdef add(a, b)
 
 @cython.locals(x=ExpressionCore, y=ExpressionCore, ls=tuple, rs=tuple)

@@ -35,8 +35,10 @@ from ..expression import Expression as BvExpression
 from ..expression import is_number
 from ..graph import RemovedNodes, shape_of
 from ..ops import api as bv
-from ..ops.linalg import activated_affine
-from ..ops.linalg import matmul as linalg_matmul
+from ..ops.api import add as bv_add  # (built at every node: a name here, not ``bv.add``)
+from ..ops._build import build_over_parameters
+from ..ops.base import REGISTRY
+from ..ops.linalg import ACTIVATIONS, matmul as linalg_matmul
 from . import graph as _graph
 from .dims import (as_matrix, combine_dims, dims_error, dims_of, products_per_instance,
                    selected_rows, to_shape)
@@ -44,10 +46,14 @@ from .values import Values
 
 _IMMEDIATE = _graph.immediate  # ([True] after renew_cg(immediate_compute=True))
 
+#: activation -> the op of ``activation(b + W1 x1 + ...)`` (``bv.activated_affine``'s)
+_ACTIVATED_AFFINE = {name: REGISTRY[f"affine_{name}"] for name in ACTIVATIONS}
+
 
 class ExpressionCore:
     """What DyNet programs use on every node: ``x``, ``bd``, ``+`` and ``*`` (``b + W * x``
-    is built for every gate of every word). :class:`Expression` adds everything else."""
+    is built for every gate of every word). :class:`Expression` adds everything else.
+    (Compiled, it and its subclasses are C types: ``W * x`` reaches ``__mul__`` by a slot.)"""
 
     __slots__ = ("_x", "bd")
 
@@ -68,14 +74,14 @@ class ExpressionCore:
     # --- + and *, with DyNet's meanings --------------------------------------------------
     # (each asks "an expression?" before "a number?": ``b + W * x`` is built for every
     # gate of every word, and is_number's answer for a pending product takes numbers.Real's
-    # abstract-class check)
+    # abstract-class check; every Expression is an ExpressionCore, the cheaper test)
     def __add__(self, other):
-        if isinstance(other, Expression) or not is_number(other):
+        if isinstance(other, ExpressionCore) or not is_number(other):
             return add(self, other)
         return expression_of(bv.shift(self.x, float(other)), self.bd)
 
     def __mul__(self, other):
-        if isinstance(other, Expression) or not is_number(other):
+        if isinstance(other, ExpressionCore) or not is_number(other):
             return matmul(self, other)
         return expression_of(bv.scale(self.x, float(other)), self.bd)
 
@@ -164,8 +170,9 @@ class Expression(ExpressionCore, Values):
 
 
 def as_expression(e, who: str) -> Expression:
-    """``e`` if it is an expression (or a parameter, which is one); a clear error otherwise."""
-    if isinstance(e, Expression):
+    """``e`` if it is an expression (or a parameter, which is one); a clear error otherwise.
+    (It asks for the base class of every Expression: the cheaper test when compiled.)"""
+    if isinstance(e, ExpressionCore):
         return e
     raise TypeError(f"{who}: expected a dynet Expression, got {type(e).__name__}"
                     + (" (make it one with dy.inputTensor(...))"
@@ -177,7 +184,8 @@ def elementwise(op, a, b, who: str, right_only: bool = False) -> Expression:
     broadcast as DyNet's element-wise ops are."""
     x, y = as_expression(a, who), as_expression(b, who)
     ax, bx = node_of(x), node_of(y)
-    if x.bd == y.bd and shape_of(ax) == shape_of(bx):  # the usual case: nothing to broadcast
+    shape = shape_of(ax)  # (nodes of one shape share its tuple, see LazyGraph.shape_objects)
+    if x.bd == y.bd and (shape_of(bx) is shape or shape_of(bx) == shape):  # nothing to broadcast
         return expression_of(op(ax, bx), x.bd)
     return broadcast_elementwise(op, x, y, who, right_only)
 
@@ -209,16 +217,18 @@ def index_rows(e: Expression, index) -> Expression:
 
 
 # --- DyNet's * and +, and the affine transforms they make ------------------------------
-class AffineCore(ExpressionCore):
-    """What DyNet programs use of a pending ``b + W1 * x1 + ...`` on every gate: its terms,
-    its node built on first use (``x``), ``+`` of a bias or of more products (:meth:`plus`)
-    and an activation of it as one node (:meth:`activated`). :class:`Affine` adds the
-    rest."""
+class Affine(Expression):
+    """``b + W1 * x1 + ...`` (``b`` may be absent), a node only once it is used.
 
-    __slots__ = ("terms", "_built", "_activated")
+    ``terms`` is ``(b or None, W1, x1, W2, x2, ...)`` in batchviz objects (parameters or
+    nodes); ``x`` builds the node on first use. ``+`` of a bias or of more products extends
+    it (:meth:`plus`), and an activation of it is one node (:meth:`activated`)."""
+
+    __slots__ = ("terms", "rows", "_built", "_activated")
 
     def __init__(self, terms, bd: int):
-        self.terms, self.bd, self._built, self._activated = tuple(terms), bd, None, None
+        self.terms, self.bd, self._built, self._activated = tuple(terms), bd, None, ()
+        self.rows = shape_of(self.terms[1])[0]  # (of every product, checked when made)
         self._x = None  # (the node is built on first use, see x)
 
     @property
@@ -246,9 +256,9 @@ class AffineCore(ExpressionCore):
         if type(b) is Affine and b._built is None:   # two pending sums
             other = b
             if other.bd == bd and terms[0] is not None and other.terms[0] is None:
-                return pending_affine(terms + other.terms[1:], bd)
+                return pending_affine(terms + other.terms[1:], bd, self.rows)
             if other.bd == bd and terms[0] is None and other.terms[0] is not None:
-                return pending_affine(other.terms + terms[1:], bd)
+                return pending_affine(other.terms + terms[1:], bd, other.rows)
             return None
         if terms[0] is not None or not isinstance(b, Expression):
             return None
@@ -257,10 +267,11 @@ class AffineCore(ExpressionCore):
         bias_expression = b
         if bias_expression.bd != 1 and bias_expression.bd != bd:
             return None
-        bias, rows = node_of(bias_expression), shape_of(terms[1])[0]
+        bias, rows = node_of(bias_expression), self.rows
         shape = shape_of(bias)
-        if shape == (rows,) or (bias_expression.bd == bd > 1 and shape == (rows, bd)):
-            return pending_affine((bias,) + terms[1:], bd)
+        if (len(shape) == 1 and shape[0] == rows) or (
+                bias_expression.bd == bd > 1 and shape == (rows, bd)):
+            return pending_affine(with_bias(bias, terms), bd, rows)
         return None
 
     def activated(self, activation: str):
@@ -274,20 +285,10 @@ class AffineCore(ExpressionCore):
         if self._built is not None or terms[0] is None or (
                 self.bd > 1 and len(terms[0].shape) == 1):
             return None
-        node = expression_of(activated_affine(activation, terms), self.bd)
-        if self._activated is None:
-            self._activated = []
-        self._activated.append((activation, node))
+        node = expression_of(build_over_parameters(_ACTIVATED_AFFINE[activation], terms),
+                             self.bd)
+        self._activated += (activation, node)  # (a tuple: most are dropped at once)
         return node
-
-
-class Affine(AffineCore, Expression):
-    """``b + W1 * x1 + ...`` (``b`` may be absent), a node only once it is used.
-
-    ``terms`` is ``(b or None, W1, x1, W2, x2, ...)`` in batchviz objects (parameters or
-    nodes); ``x`` builds the node on first use."""
-
-    __slots__ = ()
 
     @property
     def pending(self) -> bool:
@@ -297,11 +298,12 @@ class Affine(AffineCore, Expression):
         """As :meth:`Expression.gradient`, also through the activated nodes that were made
         of this transform (:meth:`activated`): their gradient times the activation's
         slope at their value."""
-        if self._activated is None:
+        if not self._activated:
             return super().gradient()
         built = self._built is not None and type(self._built.graph) is not RemovedNodes
         total = super().gradient() if built else 0.0
-        for activation, node in self._activated:
+        made = self._activated  # (activation, node, activation, node, ...)
+        for activation, node in zip(made[0::2], made[1::2]):
             if type(node.x.graph) is RemovedNodes:
                 continue  # (made after a checkpoint, reverted: no longer part of the graph)
             value = node.npvalue()
@@ -311,11 +313,20 @@ class Affine(AffineCore, Expression):
         return total
 
 
-def pending_affine(terms: tuple, bd: int) -> Affine:
-    """``Affine(terms, bd)``, made without calling the class (as :func:`expression_of`)."""
+def with_bias(bias, terms: tuple) -> tuple:
+    """``terms``, ``(None, W1, x1, ...)``, with ``bias`` first: for ``b + W * x`` (every
+    gate) one new tuple, not three (a slice, a tuple of the bias and their sum)."""
+    if len(terms) == 3:
+        return (bias, terms[1], terms[2])
+    return (bias,) + terms[1:]
+
+
+def pending_affine(terms: tuple, bd: int, rows: int) -> Affine:
+    """``Affine(terms, bd)``, made without calling the class (as :func:`expression_of`);
+    ``rows``: the rows of its products, which the caller has checked."""
     kind = Affine
     e = kind.__new__(kind)
-    e.terms, e.bd, e._x, e._built, e._activated = terms, bd, None, None, None
+    e.terms, e.bd, e.rows, e._x, e._built, e._activated = terms, bd, rows, None, None, ()
     return e
 
 
@@ -333,7 +344,7 @@ def add(a, b) -> Expression:
         extended = None
     if extended is not None:
         return extended
-    return elementwise(bv.add, a, b, "x + y")
+    return elementwise(bv_add, a, b, "x + y")
 
 
 def sub(a, b) -> Expression:
@@ -351,7 +362,7 @@ def matmul(a, b) -> Expression:
         left, right = node_of(x), node_of(y)  # matmul_checked pass: a pending product
         ls, rs = shape_of(left), shape_of(right)
         if len(ls) == 2 and len(rs) == (1 if y.bd == 1 else 2) and ls[1] == rs[0]:
-            return pending_affine((None, left, right), y.bd)
+            return pending_affine((None, left, right), y.bd, ls[0])
     return matmul_checked(x, y)
 
 
@@ -371,7 +382,7 @@ def matmul_checked(a: Expression, b: Expression) -> Expression:
         return Expression(products_per_instance(a, b, da, db, a.bd), a.bd)
     left, right, bd = a.x, b.x, b.bd
     if len(left.shape) == 2 and len(db) == 1 and right.shape:   # W x, or W X of a minibatch
-        return pending_affine((None, left, right), bd)
+        return pending_affine((None, left, right), bd, left.shape[0])
     return matmul_other(a, b, da, db)
 
 

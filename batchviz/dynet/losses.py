@@ -16,6 +16,8 @@ import numbers
 
 from ..graph import shape_of
 from ..ops import api as bv
+# (the op built at every node, as a name of this module: not looked up in ``bv``)
+from ..ops.api import pickneglogsoftmax as bv_pickneglogsoftmax
 from . import graph as _graph
 from .arith import bmin, cmult, exp, rectify
 from .dims import dims_of, layout, to_shape
@@ -101,7 +103,7 @@ def pickneglogsoftmax(x, v) -> Expression:
     if x.bd != 1:
         raise ValueError(f"pickneglogsoftmax was called with a single class ({v}) for a "
                          f"minibatch of {x.bd}; pass a list of {x.bd} classes")
-    return expression_of(bv.pickneglogsoftmax(_scores(x, "pickneglogsoftmax"), v), 1)
+    return expression_of(bv_pickneglogsoftmax(_scores(x, "pickneglogsoftmax"), v), 1)
 
 
 def _scores(x: Expression, who: str):

@@ -19,6 +19,8 @@ import numpy as np
 
 from ..backend import state
 from ..ops import api as bv
+# (the op built at every node, as a name of this module: not looked up in ``bv``)
+from ..ops.api import lookup as bv_lookup
 from . import files
 from . import graph as _graph
 from .expression import Expression, expression_of
@@ -254,7 +256,7 @@ def lookup(p: LookupParameters, index: int = 0, update: bool = True) -> Expressi
     """Row ``index`` of the table ``p``; ``update=False`` makes it a constant."""
     if not isinstance(p, LookupParameters):
         raise TypeError(f"lookup needs LookupParameters, got {type(p).__name__}")
-    node = bv.lookup(p._p, index)
+    node = bv_lookup(p._p, index)
     row = p._rows(node)
     return looked_up(row if update else bv.nobackprop(row), 1, p, node)
 

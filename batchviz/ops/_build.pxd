@@ -1,7 +1,7 @@
 # C types for batchviz/ops/_build.py when it is compiled (batchviz/compiled.py): the graph
 # and its lists, node ids and depths. The steps are those of the .py.
 import cython
-from batchviz.graph cimport ExpressionBase, LazyGraph
+from batchviz.graph cimport ExpressionBase, LazyGraph, live_graph
 
 
 @cython.locals(param_node=dict, ids=list)
@@ -10,14 +10,17 @@ cpdef tuple as_nodes(xs)
 @cython.locals(e=ExpressionBase, g=LazyGraph, node=Py_ssize_t)
 cpdef build_memoized(op, x, attrs)
 
-@cython.locals(g=LazyGraph, depths=list, ids=list, n=Py_ssize_t, depth=Py_ssize_t)
+@cython.locals(g=LazyGraph, depths=list, ids=list, x=ExpressionBase, depth=Py_ssize_t,
+               d=Py_ssize_t)
 cpdef build_over_nodes(op, xs)
 
-@cython.locals(shapes=list)
+@cython.locals(shapes=list, x=Py_ssize_t)
 cpdef tuple terms_memo_key(op, prefix, LazyGraph graph, tuple args)
 
-@cython.locals(x=ExpressionBase, g=LazyGraph, param_node=dict, depths=list, ids=list,
-               n=Py_ssize_t, depth=Py_ssize_t, args=tuple, k=Py_ssize_t)
+cpdef parameter_node_of(LazyGraph graph, x)
+
+@cython.locals(x=ExpressionBase, g=LazyGraph, depths=list, ids=list,
+               depth=Py_ssize_t, d=Py_ssize_t, args=tuple, k=Py_ssize_t)
 cpdef build_over_parameters(op, terms)
 
 @cython.locals(g=LazyGraph, n=Py_ssize_t)

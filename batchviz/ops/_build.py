@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 
 from ..errors import GraphMismatchError
-from ..graph import ExpressionBase, RemovedNodes, current_graph
+from ..graph import ExpressionBase, RemovedNodes, current_graph, live_graph
 from ..parameters import ParameterBase
 
 
@@ -91,9 +91,8 @@ def build_memoized(op, x, attrs):
     per minibatch, one per decision."""
     if isinstance(x, ExpressionBase):
         e = x
-        if not e.graph.finished:
-            g, node = e.graph, e.node
-            return g.add_memoized(op, (node,), attrs, g.depths[node] + 1)
+        g, node = live_graph(e), e.node  # (raises for a finished graph or reverted node)
+        return g.add_memoized(op, (node,), attrs, g.depths[node] + 1)
     return build(op, (x,), attrs)
 
 
@@ -103,16 +102,19 @@ def build_over_nodes(op, xs: list):
     ids and depth in one loop, then :meth:`Graph.add_memoized` (a memo lookup and a push
     once the graph has built such a node). Anything else, parameters included, takes the
     general path, which checks everything and reports mistakes at the user's line."""
-    if xs and isinstance(xs[0], ExpressionBase) and not xs[0].graph.finished:
-        g = xs[0].graph
+    if xs and isinstance(xs[0], ExpressionBase):
+        g = live_graph(xs[0])  # (raises for a finished graph or reverted node)
         depths, ids, depth = g.depths, [], 0
-        for x in xs:
-            if not isinstance(x, ExpressionBase) or x.graph is not g:
+        for item in xs:
+            if not isinstance(item, ExpressionBase):
                 break
-            n = x.node
-            ids.append(n)
-            if depths[n] > depth:
-                depth = depths[n]
+            x = item  # (an expression: its fields are read directly when compiled)
+            if x.graph is not g:
+                break
+            ids.append(x.node)
+            d = depths[x.node]
+            if d > depth:
+                depth = d
         else:
             return g.add_memoized(op, tuple(ids), None, depth + 1)
     return build(op, expression_list(xs, op.name))
@@ -131,10 +133,20 @@ def terms_memo_key(op, prefix: tuple, graph, args: tuple) -> tuple:
     b, shapes = args[0], graph.shapes
     bias = b if b in graph.param_of_node else shapes[b]
     if len(args) == 3:  # b + W x, the usual case
-        return (op, prefix, bias, args[1], shapes[args[2]])
+        x = args[2]  # (a C index when compiled)
+        return (op, prefix, bias, args[1], shapes[x])
     if len(args) == 5:  # a BiLSTM's output layer, b + W_f f + W_b b
         return (op, prefix, bias, args[1], args[3], shapes[args[2]], shapes[args[4]])
     return (op, prefix, bias, args[1::2], tuple(map(shapes.__getitem__, args[2::2])))
+
+
+def parameter_node_of(graph, x):
+    """The node id of ``x`` in ``graph`` if ``x`` is a parameter that has one there, else
+    None (anything else is not in ``parameter_nodes``)."""
+    try:
+        return graph.parameter_nodes.get(x)
+    except TypeError:  # (unhashable data: not a parameter)
+        return None
 
 
 def build_over_parameters(op, terms):
@@ -149,30 +161,29 @@ def build_over_parameters(op, terms):
     if not isinstance(terms[2], ExpressionBase):
         return build(op, terms)
     x = terms[2]
-    if x.graph.finished:
-        return build(op, terms)  # (raises)
-    g = x.graph
-    param_node = g.param_node
-    b, W = param_node.get(id(terms[0])), param_node.get(id(terms[1]))
+    g = live_graph(x)  # (raises for a finished graph or reverted node)
+    b, W = parameter_node_of(g, terms[0]), parameter_node_of(g, terms[1])
     if b is not None and W is not None:
         # a node's depth is its deepest argument's plus one (parameters have depth 0)
-        n = x.node
-        if len(terms) == 3:  # b + W x, most layers: no loop
-            args = (b, W, n)
-            return g.add_known(op, args, None, g.depths[n] + 1,
-                               terms_memo_key(op, (), g, args))
         depths = g.depths
-        ids, depth = [b, W, n], depths[n]
+        if len(terms) == 3:  # b + W x, most layers: no loop
+            args = (b, W, x.node)
+            return g.add_known(op, args, None, depths[x.node] + 1,
+                               terms_memo_key(op, (), g, args))
+        ids, depth = [b, W, x.node], depths[x.node]
         for k in range(3, len(terms) - 1, 2):  # (by index: no slices of terms, no zip)
             weight, vector = terms[k], terms[k + 1]
-            w = param_node.get(id(weight))
-            if w is None or not isinstance(vector, ExpressionBase) or vector.graph is not g:
+            w = parameter_node_of(g, weight)
+            if w is None or not isinstance(vector, ExpressionBase):
                 break
-            n = vector.node
+            x = vector  # (an expression: its fields are read directly when compiled)
+            if x.graph is not g:
+                break
             ids.append(w)
-            ids.append(n)
-            if depths[n] > depth:
-                depth = depths[n]
+            ids.append(x.node)
+            d = depths[x.node]
+            if d > depth:
+                depth = d
         else:
             args = tuple(ids)
             return g.add_known(op, args, None, depth + 1, terms_memo_key(op, (), g, args))
@@ -200,9 +211,7 @@ def unary_elementwise(op, doc: str):
 def unary_node(op, sig: int, x: ExpressionBase):
     """The node of a one-argument element-wise ``op`` (its signature ``sig``) over the
     expression ``x``: the argument's shape, one deeper."""
-    if x.graph.finished:
-        x.graph.check_alive()  # (raises: the graph was finished, or the node reverted)
-    g = x.graph
+    g = live_graph(x)  # (raises: the graph was finished, or the node reverted)
     n = x.node
     return g.push(op, (n,), None, g.shapes[n], sig, g.depths[n] + 1)
 
@@ -225,14 +234,12 @@ def binary_node(op, sig: int, x: ExpressionBase, y: ExpressionBase):
     argument."""
     if x.graph is not y.graph:
         return build(op, (x, y))  # (raises: expressions of two graphs)
-    if x.graph.finished:
-        x.graph.check_alive()  # (raises: the graph was finished, or the node reverted)
-    g = x.graph
+    g = live_graph(x)  # (raises: the graph was finished, or the node reverted)
     a, b = x.node, y.node
     shapes = g.shapes
     shape = shapes[a]
-    if shapes[b] != shape:
-        op.infer_shape([shape, shapes[b]], None)  # raises the ShapeError
+    if shapes[b] is not shape and shapes[b] != shape:  # (nodes of one shape usually share
+        op.infer_shape([shape, shapes[b]], None)       # its tuple) raises the ShapeError
     depths = g.depths
     da, db = depths[a], depths[b]
     return g.push(op, (a, b), None, shape, sig, (da if da > db else db) + 1)

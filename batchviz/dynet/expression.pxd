@@ -22,7 +22,7 @@ cdef class Expression(ExpressionCore):
 
 cdef class Affine(Expression):
     cdef public object terms, _built
-    cdef public tuple _activated
+    cdef public list _activated
     cdef public Py_ssize_t rows
 
     @cython.locals(terms=tuple, bd=Py_ssize_t, other=Affine, bias_expression=ExpressionCore,

@@ -227,7 +227,7 @@ class Affine(Expression):
     __slots__ = ("terms", "rows", "_built", "_activated")
 
     def __init__(self, terms, bd: int):
-        self.terms, self.bd, self._built, self._activated = tuple(terms), bd, None, ()
+        self.terms, self.bd, self._built, self._activated = tuple(terms), bd, None, None
         self.rows = shape_of(self.terms[1])[0]  # (of every product, checked when made)
         self._x = None  # (the node is built on first use, see x)
 
@@ -285,9 +285,10 @@ class Affine(Expression):
         if self._built is not None or terms[0] is None or (
                 self.bd > 1 and len(terms[0].shape) == 1):
             return None
-        node = expression_of(build_over_parameters(_ACTIVATED_AFFINE[activation], terms),
-                             self.bd)
-        self._activated += (activation, node)  # (a tuple: most are dropped at once)
+        node = expression_of(build_over_parameters(_ACTIVATED_AFFINE[activation], terms), self.bd)
+        if self._activated is None:
+            self._activated = []
+        self._activated.append((activation, node))
         return node
 
     @property
@@ -298,12 +299,11 @@ class Affine(Expression):
         """As :meth:`Expression.gradient`, also through the activated nodes that were made
         of this transform (:meth:`activated`): their gradient times the activation's
         slope at their value."""
-        if not self._activated:
+        if self._activated is None:
             return super().gradient()
         built = self._built is not None and type(self._built.graph) is not RemovedNodes
         total = super().gradient() if built else 0.0
-        made = self._activated  # (activation, node, activation, node, ...)
-        for activation, node in zip(made[0::2], made[1::2]):
+        for activation, node in self._activated:
             if type(node.x.graph) is RemovedNodes:
                 continue  # (made after a checkpoint, reverted: no longer part of the graph)
             value = node.npvalue()
@@ -326,7 +326,7 @@ def pending_affine(terms: tuple, bd: int, rows: int) -> Affine:
     ``rows``: the rows of its products, which the caller has checked."""
     kind = Affine
     e = kind.__new__(kind)
-    e.terms, e.bd, e.rows, e._x, e._built, e._activated = terms, bd, rows, None, None, ()
+    e.terms, e.bd, e.rows, e._x, e._built, e._activated = terms, bd, rows, None, None, None
     return e
 
 

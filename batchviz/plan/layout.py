@@ -20,7 +20,6 @@ leaves its last planes' places empty.)
 """
 from __future__ import annotations
 
-from bisect import bisect_right
 from ..signature import size_of
 
 
@@ -69,8 +68,17 @@ class Layout:
 
     def arena_of(self, address: int) -> int:
         """The arena holding ``address``: the last one whose base is at or below it (a binary
-        search: a parser's graph has an arena per forward run)."""
-        return bisect_right(self.bases, address) - 1
+        search, ``bisect_right`` written out so that compiled it is a C loop: a parser's
+        graph has an arena per forward run, and the planner asks for every read)."""
+        bases = self.bases
+        low, high = 0, len(bases)
+        while low < high:  # bases[:low] are at or below ``address``, bases[high:] above
+            middle = (low + high) // 2
+            if bases[middle] <= address:
+                low = middle + 1
+            else:
+                high = middle
+        return low - 1
 
     def address_of(self, node: int, block: int = 0) -> int:
         """Where block ``block`` of what ``node`` keeps begins (block 0: its value); -1 for a
@@ -81,9 +89,11 @@ class Layout:
         return address
 
     def addresses_of(self, nodes, block: int = 0) -> list:
-        """:meth:`address_of` of many nodes: one C loop over the address list for values
-        (block 0), the common case; a batch of a thousand nodes reads several of these."""
-        addresses = list(map(self.address.__getitem__, nodes))
+        """:meth:`address_of` of many nodes: (compiled) one C loop over the address list for
+        values (block 0), the common case; a batch of a thousand nodes reads several of
+        these."""
+        address = self.address
+        addresses = [address[node] for node in nodes]
         if not block:
             return addresses
         owners = list(map(self.batch_of.__getitem__, nodes))

@@ -2,13 +2,13 @@
 # are those of the .py.
 import cython
 
-from batchviz.signature cimport size_of
+from batchviz.signature cimport SignatureInfo, size_of
 
 
 @cython.locals(shapes=list, sigs=list, infos=list, address=list, batch_of=list, sizes=list,
                strides=list, next_free=Py_ssize_t, first_free=Py_ssize_t,
                first_batch=Py_ssize_t, k=Py_ssize_t, i=Py_ssize_t, node=Py_ssize_t,
-               size=Py_ssize_t, blocks=Py_ssize_t)
+               size=Py_ssize_t, blocks=Py_ssize_t, info=SignatureInfo)
 cpdef tuple place_batches(graph, batches, layout, Py_ssize_t start)
 
 

@@ -142,19 +142,20 @@ def place_batches(graph, batches: list, layout: Layout, start: int) -> tuple:
             next_free = _close_region(region, next_free, strides)
             region = None
         size = size_of(shapes[batch[0]])
+        index = first_batch + k  # the batch's number (one int object for all its nodes)
         several = None
         if blocks == 1 and info.op.elementwise and len(batch) > 1:
             several = _sizes_if_several(batch, shapes)  # element-wise, of several sizes
         if several is None:
             for node in batch:  # back to back, ``size`` apart
                 address[node] = next_free
-                batch_of[node] = first_batch + k
+                batch_of[node] = index
                 next_free += size
             sizes.append(size)
         else:
             for i in range(len(batch)):
                 address[batch[i]] = next_free
-                batch_of[batch[i]] = first_batch + k
+                batch_of[batch[i]] = index
                 next_free += several[i]
             sizes.append(several)
     if region is not None:

@@ -4,14 +4,14 @@ import cython
 
 from batchviz.graph cimport LazyGraph
 from batchviz.plan.layout cimport Layout
-from batchviz.plan.reads cimport read_of, record
-from batchviz.signature cimport size_of
+from batchviz.plan.reads cimport read_of, record, shared_read
+from batchviz.signature cimport SignatureInfo, size_of
 
 
 @cython.locals(nodes=tuple, n=Py_ssize_t, all_attrs=list, all_args=list, node=Py_ssize_t,
                j=Py_ssize_t, reads=list, positions=list, origins=list, needs=list,
                origin=tuple, need=bint, takes_gradient=bint, elementwise=bint,
-               blocks=Py_ssize_t)
+               blocks=Py_ssize_t, info=SignatureInfo)
 cpdef plan_batch(LazyGraph graph, Layout layout, batch, sizes, block_stride, every_gradient=*)
 
 

@@ -13,7 +13,8 @@ from typing import NamedTuple
 
 from ..signature import size_of
 from .layout import Layout, place_batches
-from .reads import COPIES, Shared, Strided, View, elements_copied, read_of, record
+from .reads import (COPIES, Shared, Strided, View, elements_copied, read_of, record,
+                    shared_read)
 
 
 class BatchPlan(NamedTuple):
@@ -152,7 +153,7 @@ def _read_positions(shapes: list, layout: Layout, positions: list, sizes, elemen
     for j in range(len(positions)):
         nodes = positions[j]
         if j in shared:
-            reads.append(record(Shared, (nodes[0],)))
+            reads.append(shared_read(nodes[0]))
             continue
         size = sizes if elementwise else size_of(shapes[nodes[0]])
         block = block_of.get(j, 0) if block_of else 0  # which block of what the nodes keep

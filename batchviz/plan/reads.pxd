@@ -8,6 +8,12 @@ from batchviz.plan.layout cimport Layout
 cpdef record(kind, tuple fields)
 
 
+cdef dict _SHARED
+
+
+cpdef shared_read(node)
+
+
 @cython.locals(owner=Py_ssize_t)
 cpdef read_of(Layout layout, tuple nodes, sizes, batch_axis, Py_ssize_t block=*)
 

@@ -271,8 +271,9 @@ def lowest_place(ready: dict, place: list) -> int:
     a key function: compiled, it reads each place without a call)."""
     chosen, lowest = -1, len(place) + 1
     for s in ready:
-        if place[s] < lowest:
-            chosen, lowest = s, place[s]
+        here = place[s]
+        if here < lowest:
+            chosen, lowest = s, here
     return chosen
 
 

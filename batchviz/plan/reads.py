@@ -181,7 +181,9 @@ def read_at(layout, nodes: tuple, addresses: list, sizes, batch_axis: bool):
                 return record(View, (arena, first - base, n * sizes))
             if step > sizes and (batch_axis or sizes == 1):
                 return record(Strided, (arena, first - base, n, sizes, step))
-        starts = np.array([address - base for address in addresses], np.int64)
+        starts = np.fromiter(addresses, np.int64, n)
+        if base:  # offsets into the arena (the first arena's are its addresses)
+            starts -= base
         return record(Copy, (arena, starts, sizes, len(set(nodes)) == n))
     ends = first + np.cumsum(sizes)
     if (np.asarray(addresses[1:]) == ends[:-1]).all():  # nodes of several sizes, back to back

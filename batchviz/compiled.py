@@ -29,6 +29,7 @@ import sys
 #: the modules compiled from their own source, in the order they run a graph: building,
 #: scheduling, planning, executing (``setup.py`` reads this list)
 MODULES = (
+    "batchviz.signature",
     "batchviz.graph",
     "batchviz.expression",
     "batchviz.ops._build",
@@ -45,6 +46,7 @@ MODULES = (
     "batchviz.schedule.view",
     "batchviz.schedule.arrays",
     "batchviz.schedule.base",
+    "batchviz.schedule.decisions",
     "batchviz.schedule.agenda",
     "batchviz.schedule.lookahead",
     "batchviz.schedule.simple",

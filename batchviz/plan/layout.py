@@ -20,7 +20,6 @@ leaves its last planes' places empty.)
 """
 from __future__ import annotations
 
-from bisect import bisect_right
 from ..signature import size_of
 
 
@@ -69,8 +68,17 @@ class Layout:
 
     def arena_of(self, address: int) -> int:
         """The arena holding ``address``: the last one whose base is at or below it (a binary
-        search: a parser's graph has an arena per forward run)."""
-        return bisect_right(self.bases, address) - 1
+        search, ``bisect_right`` written out so that compiled it is a C loop: a parser's
+        graph has an arena per forward run, and the planner asks for every read)."""
+        bases = self.bases
+        low, high = 0, len(bases)
+        while low < high:  # bases[:low] are at or below ``address``, bases[high:] above
+            middle = (low + high) // 2
+            if bases[middle] <= address:
+                low = middle + 1
+            else:
+                high = middle
+        return low - 1
 
     def address_of(self, node: int, block: int = 0) -> int:
         """Where block ``block`` of what ``node`` keeps begins (block 0: its value); -1 for a
@@ -81,9 +89,11 @@ class Layout:
         return address
 
     def addresses_of(self, nodes, block: int = 0) -> list:
-        """:meth:`address_of` of many nodes: one C loop over the address list for values
-        (block 0), the common case; a batch of a thousand nodes reads several of these."""
-        addresses = list(map(self.address.__getitem__, nodes))
+        """:meth:`address_of` of many nodes: (compiled) one C loop over the address list for
+        values (block 0), the common case; a batch of a thousand nodes reads several of
+        these."""
+        address = self.address
+        addresses = [address[node] for node in nodes]
         if not block:
             return addresses
         owners = list(map(self.batch_of.__getitem__, nodes))
@@ -132,19 +142,20 @@ def place_batches(graph, batches: list, layout: Layout, start: int) -> tuple:
             next_free = _close_region(region, next_free, strides)
             region = None
         size = size_of(shapes[batch[0]])
+        index = first_batch + k  # the batch's number (one int object for all its nodes)
         several = None
         if blocks == 1 and info.op.elementwise and len(batch) > 1:
             several = _sizes_if_several(batch, shapes)  # element-wise, of several sizes
         if several is None:
             for node in batch:  # back to back, ``size`` apart
                 address[node] = next_free
-                batch_of[node] = first_batch + k
+                batch_of[node] = index
                 next_free += size
             sizes.append(size)
         else:
             for i in range(len(batch)):
                 address[batch[i]] = next_free
-                batch_of[batch[i]] = first_batch + k
+                batch_of[batch[i]] = index
                 next_free += several[i]
             sizes.append(several)
     if region is not None:

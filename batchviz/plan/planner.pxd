@@ -2,13 +2,17 @@
 # are those of the .py.
 import cython
 
+from batchviz.graph cimport LazyGraph
 from batchviz.plan.layout cimport Layout
-from batchviz.plan.reads cimport read_of, record
+from batchviz.plan.reads cimport read_of, record, shared_read
+from batchviz.signature cimport SignatureInfo, size_of
 
 
 @cython.locals(nodes=tuple, n=Py_ssize_t, all_attrs=list, all_args=list, node=Py_ssize_t,
-               j=Py_ssize_t, reads=list, positions=list)
-cpdef plan_batch(graph, Layout layout, batch, sizes, block_stride, every_gradient=*)
+               j=Py_ssize_t, reads=list, positions=list, origins=list, needs=list,
+               origin=tuple, need=bint, takes_gradient=bint, elementwise=bint,
+               blocks=Py_ssize_t, info=SignatureInfo)
+cpdef plan_batch(LazyGraph graph, Layout layout, batch, sizes, block_stride, every_gradient=*)
 
 
 @cython.locals(b=Py_ssize_t)
@@ -20,13 +24,16 @@ cpdef bint _takes_gradient(Layout layout, tuple origin) except -1
 cpdef tuple _origin(Layout layout, read, tuple nodes)
 
 
-cpdef list _read_positions(graph, Layout layout, info, list positions, sizes)
+@cython.locals(reads=list, j=Py_ssize_t, nodes=tuple)
+cpdef list _read_positions(list shapes, Layout layout, list positions, sizes, bint elementwise,
+                           shared, block_of)
 
 
-cpdef list _kernel_shapes(graph, info, tuple args, list reads, sizes)
+@cython.locals(n=Py_ssize_t, first=tuple, j=Py_ssize_t)
+cpdef list _kernel_shapes(list shapes, tuple args, list reads, sizes, bint elementwise)
 
 
-@cython.locals(j=Py_ssize_t)
+@cython.locals(j=Py_ssize_t, a=tuple)
 cpdef list _argument_nodes(tuple args, together)
 
 

@@ -8,7 +8,19 @@ from batchviz.plan.layout cimport Layout
 cpdef record(kind, tuple fields)
 
 
+cdef dict _SHARED
+
+
+cpdef shared_read(node)
+
+
+@cython.locals(owner=Py_ssize_t)
 cpdef read_of(Layout layout, tuple nodes, sizes, batch_axis, Py_ssize_t block=*)
+
+
+@cython.locals(lowest=Py_ssize_t, highest=Py_ssize_t, step=Py_ssize_t, arena=Py_ssize_t,
+               base=Py_ssize_t, first=Py_ssize_t, n=Py_ssize_t, address=Py_ssize_t)
+cpdef read_at(Layout layout, tuple nodes, list addresses, sizes, batch_axis)
 
 
 cpdef _whole_batch(batch, sizes, Py_ssize_t block)

@@ -99,6 +99,24 @@ def record(kind, fields: tuple):
     return _new_tuple(kind, fields)
 
 
+#: the :class:`Shared` read of each node read as one so far: a record is immutable, so every
+#: batch that reads the same node whole (a layer's ``W``, at the same node id in every graph
+#: of a program that builds one per instance) can hold the same one. (Emptied when it grows
+#: past ``_SHARED_KEPT``.)
+_SHARED: dict = {}
+_SHARED_KEPT = 20000
+
+
+def shared_read(node: int) -> Shared:
+    """The :class:`Shared` read of ``node``."""
+    read = _SHARED.get(node)
+    if read is None:
+        if len(_SHARED) >= _SHARED_KEPT:
+            _SHARED.clear()
+        read = _SHARED[node] = record(Shared, (node,))
+    return read
+
+
 def is_copy(read) -> bool:
     return type(read) in COPIES
 
@@ -163,7 +181,9 @@ def read_at(layout, nodes: tuple, addresses: list, sizes, batch_axis: bool):
                 return record(View, (arena, first - base, n * sizes))
             if step > sizes and (batch_axis or sizes == 1):
                 return record(Strided, (arena, first - base, n, sizes, step))
-        starts = np.fromiter(addresses, dtype=np.int64, count=n) - base
+        starts = np.fromiter(addresses, np.int64, n)
+        if base:  # offsets into the arena (the first arena's are its addresses)
+            starts -= base
         return record(Copy, (arena, starts, sizes, len(set(nodes)) == n))
     ends = first + np.cumsum(sizes)
     if (np.asarray(addresses[1:]) == ends[:-1]).all():  # nodes of several sizes, back to back
@@ -219,10 +239,11 @@ def _from_arenas(layout, nodes, addresses, size: int) -> CopyFromArenas:
 def _whole_batch(batch, sizes, block: int):
     """The View of block ``block`` of all of ``batch``'s nodes, read in the batch's own order
     (one slice of its segment), or None if ``sizes`` do not cover that block exactly."""
+    length = batch.length
     wanted = len(batch.nodes) * sizes if isinstance(sizes, int) else sum(sizes)
-    if wanted != batch.length:
+    if wanted != length:
         return None
-    return record(View, (batch.arena, batch.start + block * batch.block_stride, batch.length))
+    return record(View, (batch.arena, batch.start + block * batch.block_stride, length))
 
 
 def _whole_batches(layout, nodes: tuple, size: int, block: int):

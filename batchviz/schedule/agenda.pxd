@@ -29,3 +29,7 @@ cpdef list run_agenda(view, rule, log=*)
                s=Py_ssize_t)
 cpdef dict depth_averages(list signature, list depth, const unsigned char[::1] pending,
                           Py_ssize_t start, Py_ssize_t n_signatures)
+
+
+@cython.locals(chosen=Py_ssize_t, lowest=Py_ssize_t, s=Py_ssize_t, here=Py_ssize_t)
+cpdef Py_ssize_t lowest_place(dict ready, list place) except? -2

@@ -231,14 +231,17 @@ class LowestAverageDepth(Rule):
 
     def __init__(self, priority: dict):
         self.priority = priority
-        # each signature's place in the order of its key, asked for by ``choose`` at every
-        # step: comparing two numbers costs less than comparing two keys (the keys differ,
-        # since each ends with its signature, so the lowest place is the lowest key)
+        # each signature's place in the order of its key, by signature id, asked for by
+        # ``choose`` at every step: comparing two numbers costs less than comparing two
+        # keys (the keys differ, since each ends with its signature, so the lowest place is
+        # the lowest key)
         ranked = sorted(priority, key=priority.__getitem__)
-        self.place_of = dict(zip(ranked, range(len(ranked)))).__getitem__
+        self.place = [len(ranked)] * (max(ranked) + 1 if ranked else 0)
+        for k in range(len(ranked)):
+            self.place[ranked[k]] = k
 
     def choose(self, agenda) -> int:
-        return min(agenda.ready, key=self.place_of)
+        return lowest_place(agenda.ready, self.place)
 
     def key(self, signature, agenda) -> tuple:
         average, heavy, _ = self.priority[signature]
@@ -261,6 +264,17 @@ class LowestAverageDepth(Rule):
         if candidate.key[1] != chosen.key[1]:
             return "waits: same average depth; heavy ops run after cheap ones"
         return "waits: same average depth and cost; the lower signature id runs first"
+
+
+def lowest_place(ready: dict, place: list) -> int:
+    """The signature among ``ready`` whose ``place`` is the lowest (a loop, not ``min`` with
+    a key function: compiled, it reads each place without a call)."""
+    chosen, lowest = -1, len(place) + 1
+    for s in ready:
+        here = place[s]
+        if here < lowest:
+            chosen, lowest = s, here
+    return chosen
 
 
 class AgendaBatching(AgendaStrategy):

@@ -147,7 +147,8 @@ def count_dependencies(args: list, pending: bytearray, start: int, unresolved: a
     n = len(pending)
     for k in range(n):
         if pending[k]:
-            for a in args[start + k]:
+            arguments = args[start + k]
+            for a in arguments:
                 if a >= start and pending[a - start]:
                     unresolved[k] += 1
                     user_end[a - start] += 1
@@ -165,7 +166,8 @@ def place_users(args: list, pending: bytearray, start: int, user_end: array,
     range lists its users in creation order."""
     for k in range(len(pending) - 1, -1, -1):
         if pending[k]:
-            for a in args[start + k]:
+            arguments = args[start + k]
+            for a in arguments:
                 if a >= start and pending[a - start]:
                     user_end[a - start] -= 1
                     users[user_end[a - start]] = start + k

@@ -179,29 +179,33 @@ def _add_to_parameter(param, grad, xp) -> None:
 
 def _add_weight_gradient(xp, param, terms) -> None:
     """``grad += sum_k g_k^T x_k`` for ``param`` as one product over the stacked rows of
-    every term, or ``grad += sum_k rowsum(g_k)`` for a bias (:class:`RowSums`) as one sum
+    every term, and ``grad += sum_k rowsum(g_k)`` for a bias (:class:`RowSums`) as one sum
     over them (written straight into the gradient where it is the parameter's first of
     the step)."""
     target, new = param.grad_to_write()
+    for kind in (WeightGradient, RowSums):  # (a parameter may be a W and a bias at once)
+        same = [t for t in terms if type(t) is kind]
+        if same:
+            _add_terms(xp, target, new, same)
+            new = False
+
+
+def _add_terms(xp, target, new: bool, terms) -> None:
+    """The sum of ``terms`` (all of one kind) added into ``target`` (written, when ``new``)."""
     if len(terms) == 1:
         if new:
             terms[0].value(xp, out=target)
         else:
             target += terms[0].value(xp)
         return
-    bias_terms = [t for t in terms if type(t) is RowSums]
-    if bias_terms:  # (a parameter used as a bias and as a W: both sums)
-        if len(bias_terms) < len(terms):
-            _add_weight_gradient(xp, param, [t for t in terms if type(t) is not RowSums])
-            new = False
-        g = _stacked(xp, [t.g for t in bias_terms])
+    g = _stacked(xp, [t.g for t in terms])
+    if type(terms[0]) is RowSums:
         if new:
             xp.sum(g, axis=0, out=target)
         else:
             target += g.sum(axis=0)
         POOL.give(g)
         return
-    g = _stacked(xp, [t.g for t in terms])
     x = _stacked(xp, [t.x for t in terms])
     if new:
         xp.matmul(g.T, x, out=target)

@@ -63,6 +63,23 @@ def test_op_gradient(op, strategy, float64):
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_parameter_used_as_a_shared_bias_and_as_a_weight(strategy, float64):
+    """``B`` is the shared bias of affine transforms (its gradient sums rows, kept until
+    the end of the backward pass) and the left factor of products (a weight's gradient):
+    both sums land in the one ``B.grad``."""
+    rng = np.random.default_rng(5)
+
+    def build(params, k):
+        B, W = params
+        x = bv.input(rng_inputs[k])
+        return bv.sum_elems(bv.affine_transform([B, W, x])) + bv.sum_elems(B @ bv.input(vs[k]))
+
+    rng_inputs = [rng.normal(size=(4, 3)) for _ in range(N_INSTANCES)]
+    vs = [rng.normal(size=3) for _ in range(N_INSTANCES)]
+    check_gradients([(2, 3), (2, 4)], build, strategy, rng)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
 def test_lookup_gradient(strategy, float64):
     rng = np.random.default_rng(3)
     model = bv.Model(seed=0)

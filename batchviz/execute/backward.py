@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from . import numerics
 from ..backend import scatter_add
-from ..ops.gradients import BlockGradient, SparseRows, WeightGradient
+from ..ops.gradients import BlockGradient, RowSums, SparseRows, WeightGradient
 from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View
 from .memory import POOL, batch_outputs, rows_view, strided_view
 
@@ -29,7 +29,7 @@ def execute_backward(graph, loss: int, xp, keep: bool = False) -> tuple:
     arena, offset = layout.where(loss)
     grads[arena][offset] = 1.0
     reached[layout.batch_of[loss]] = 1
-    weight_terms: dict[int, list] = {}  # a shared W's node -> its gradient terms
+    weight_terms: dict[int, list] = {}  # a shared W's (or bias's) node -> its gradient terms
     defer = getattr(graph.strategy, "batches_weight_gradients", True)
     check = numerics.checking(graph)  # asked once per pass: nothing is paid per batch when off
     ran = scatters = 0
@@ -44,7 +44,7 @@ def execute_backward(graph, loss: int, xp, keep: bool = False) -> tuple:
                                                    arg_grads, runs[batch.index].indices):
             if not need or grad is None:
                 continue
-            if type(grad) is WeightGradient and defer:
+            if defer and (type(grad) is WeightGradient or type(grad) is RowSums):
                 terms = weight_terms.get(read.node)
                 if terms is None:
                     weight_terms[read.node] = [grad]
@@ -166,7 +166,7 @@ def _add_to_parameter(param, grad, xp) -> None:
         param.add_to_rows(grad.rows, grad.values)
         return
     target, new = param.grad_to_write()
-    if type(grad) is WeightGradient:
+    if type(grad) is WeightGradient or type(grad) is RowSums:
         if new:  # the product written where it belongs: no array made only to be copied
             grad.value(xp, out=target)
             return
@@ -179,9 +179,19 @@ def _add_to_parameter(param, grad, xp) -> None:
 
 def _add_weight_gradient(xp, param, terms) -> None:
     """``grad += sum_k g_k^T x_k`` for ``param`` as one product over the stacked rows of
-    every term (the product written straight into the gradient where it is the
-    parameter's first of the step)."""
+    every term, and ``grad += sum_k rowsum(g_k)`` for a bias (:class:`RowSums`) as one sum
+    over them (written straight into the gradient where it is the parameter's first of
+    the step)."""
     target, new = param.grad_to_write()
+    for kind in (WeightGradient, RowSums):  # (a parameter may be a W and a bias at once)
+        same = [t for t in terms if type(t) is kind]
+        if same:
+            _add_terms(xp, target, new, same)
+            new = False
+
+
+def _add_terms(xp, target, new: bool, terms) -> None:
+    """The sum of ``terms`` (all of one kind) added into ``target`` (written, when ``new``)."""
     if len(terms) == 1:
         if new:
             terms[0].value(xp, out=target)
@@ -189,6 +199,13 @@ def _add_weight_gradient(xp, param, terms) -> None:
             target += terms[0].value(xp)
         return
     g = _stacked(xp, [t.g for t in terms])
+    if type(terms[0]) is RowSums:
+        if new:
+            xp.sum(g, axis=0, out=target)
+        else:
+            target += g.sum(axis=0)
+        POOL.give(g)
+        return
     x = _stacked(xp, [t.x for t in terms])
     if new:
         xp.matmul(g.T, x, out=target)
@@ -203,6 +220,6 @@ def _stacked(xp, blocks: list):
     the stacks of an LSTM's weight gradients are megabytes, and fresh ones would fault
     their pages in on every backward pass."""
     rows = sum(b.shape[0] for b in blocks)
-    width = blocks[0].shape[1]
-    out = POOL.take(rows * width).reshape(rows, width)
+    shape = (rows,) + blocks[0].shape[1:]
+    out = POOL.take(rows * (blocks[0].size // len(blocks[0]))).reshape(shape)
     return xp.concatenate(blocks, out=out)

@@ -33,7 +33,7 @@ import numpy as np
 from ..backend import state, to_numpy
 from ..errors import NumericsError, NumericsWarning
 from .memory import batch_outputs
-from ..ops.gradients import BlockGradient, SparseRows, WeightGradient
+from ..ops.gradients import BlockGradient, RowSums, SparseRows, WeightGradient
 from ..signature import size_of
 from ..signature_names import display_names
 from ..sourcelines import recording_sources, user_frame, where_text
@@ -139,6 +139,8 @@ def _arrays_of(grad) -> tuple:
     kind = type(grad)
     if kind is WeightGradient:
         return grad.g, grad.x
+    if kind is RowSums:
+        return (grad.g,)
     if kind is BlockGradient or kind is SparseRows:
         return (grad.values,)
     return (grad,)

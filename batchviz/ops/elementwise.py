@@ -46,7 +46,7 @@ class Tanh(Elementwise):
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         d = xp.multiply(out, out)  # g * (1 - out^2), in one new array
-        xp.subtract(1.0, d, out=d)
+        xp.subtract(constant(xp, 1.0, d), d, out=d)
         d *= g
         return [d]
 
@@ -71,7 +71,7 @@ class Logistic(Elementwise):
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         d = xp.multiply(g, out)  # g * out * (1 - out), one temporary fewer
-        d *= 1.0 - out
+        d *= xp.subtract(constant(xp, 1.0, out), out)
         return [d]
 
 

@@ -1,11 +1,13 @@
 """The kinds of gradient an op's backward kernel may return, besides a plain array.
 
 The executor adds each argument position's gradient to where the arguments live
-(:func:`~batchviz.execute.execute_backward`). Three kinds say more than an array would, so that
+(:func:`~batchviz.execute.execute_backward`). Four kinds say more than an array would, so that
 nothing large is made only to be added back:
 
 * :class:`WeightGradient` - ``g^T x`` for a shared matrix ``W`` of ``W @ x``, not computed
   yet: the executor sums the terms of all batches of ``W`` in one product at the end;
+* :class:`RowSums` - the sum of ``g``'s rows for a shared bias that every node of a batch
+  adds, not computed yet: the executor sums the rows of all batches of the bias at once;
 * :class:`BlockGradient` - a gradient that is zero outside a band of rows;
 * :class:`SparseRows` - the gradient of a few rows of a lookup table.
 
@@ -39,6 +41,25 @@ class WeightGradient:
         if g.shape[0] == 1:
             return xp.multiply(g[0][:, None], x[0][None, :], out=out)
         return xp.matmul(g.T, x, out=out)
+
+
+class RowSums:
+    """``g.sum(axis=0)``: one batch's gradient for a shared bias ``b`` of ``b + W @ x``, which
+    every node of the batch adds, not computed yet.
+
+    As with :class:`WeightGradient`, the backward pass meets the same bias once per batch (a
+    Tree-LSTM's gate at every level of the tree), and one sum of a few rows per batch costs
+    a NumPy reduction and an addition each. The executor keeps these instead and sums the
+    rows of all batches of ``b`` at the end, as one reduction."""
+
+    __slots__ = ("g",)
+
+    def __init__(self, g):
+        self.g = g
+
+    def value(self, xp, out=None):
+        """The sum of ``g``'s rows (written into ``out`` when it is given)."""
+        return xp.sum(self.g, axis=0, out=out)
 
 
 class BlockGradient:

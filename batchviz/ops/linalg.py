@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import constant
 from ..graph import ExpressionBase
 from .base import Op, register, shared_node
 from .elementwise import logistic_values
 from ._build import build, build_over_parameters, expression_list, terms_memo_key
-from .gradients import WeightGradient
+from .gradients import RowSums, WeightGradient
 from .parameter import PARAMETER
 
 
@@ -277,8 +278,8 @@ class AffineTransform(AffineArguments):
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         grads = [None] * len(ins)
-        if needs[0]:
-            grads[0] = g.sum(axis=0) if ins[0].ndim == g.ndim - 1 else g
+        if needs[0]:  # a shared bias: the sum of the rows, which the executor forms later
+            grads[0] = RowSums(g) if ins[0].ndim == g.ndim - 1 else g
         return self.products_backward(xp, ins, g, needs, grads)
 
 
@@ -311,14 +312,14 @@ class ActivatedAffine(AffineTransform):
         # (the numbers of ``g * out * (1.0 - out)`` and ``g * (1.0 - out * out)``)
         if self.activation == "logistic":
             d = xp.multiply(g, out)
-            d *= 1.0 - out
+            d *= xp.subtract(constant(xp, 1.0, out), out)
         elif self.activation == "tanh":
             d = xp.multiply(out, out)
-            xp.subtract(1.0, d, out=d)
+            xp.subtract(constant(xp, 1.0, out), d, out=d)
             d *= g
         else:
             d = g * (out > 0)
-        return super().backward(xp, ins, out, d, attrs, n, needs)
+        return AffineTransform.backward(self, xp, ins, out, d, attrs, n, needs)
 
 
 _MATMUL = register(MatMul())

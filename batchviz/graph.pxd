@@ -12,7 +12,7 @@ cdef class LazyGraph:
     cdef public list ops, args, attrs, shapes, sigs, depths
     cdef public object sources, _made, sigtab, _previous, number, finished_because
     cdef public object expression_class
-    cdef public dict memo, param_node, param_of_node, parameter_nodes, shape_objects
+    cdef public dict memo, param_node, param_of_node, shape_objects
     cdef public bint finished
     cdef public list checkpoints
     cdef public Py_ssize_t revision

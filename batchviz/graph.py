@@ -104,12 +104,12 @@ class LazyGraph:
         self.sources: list | None = [] if record_source else None
         # --- signatures and parameters ---
         self.sigtab = SignatureTable(FIXED_SIGNATURES)
-        self.param_node: dict[int, int] = {}        # id(parameter) -> node id
+        #: parameter -> node id, keyed by the parameter itself (parameters hash by
+        #: identity): the constructor of every gate (``b + W x``) finds its parameters
+        #: here, without making an int of an id() and comparing ints that collide (ids are
+        #: aligned); :func:`~batchviz.ops._build.parameter_node_of` asks it of anything
+        self.param_node: dict = {}
         self.param_of_node: dict[int, object] = {}  # node id -> parameter
-        #: parameter -> node id, as param_node but keyed by the parameter itself: the
-        #: constructor of every gate (``b + W x``) finds its parameters here, without
-        #: making an int of an id() and comparing ints that collide (ids are aligned)
-        self.parameter_nodes: dict = {}
         self.memo: dict = {}  # Op.memo_key -> (signature, shape), see Op.memo_key
         #: one tuple object per distinct shape, which the nodes of that shape share: two
         #: shapes (of an element-wise op's arguments, in memo keys) are then compared by
@@ -221,16 +221,15 @@ class LazyGraph:
 
     def parameter_node(self, param) -> int:
         """The node of ``param`` in this graph, created on first use (one per graph)."""
-        node = self.param_node.get(id(param))
+        node = self.param_node.get(param)
         if node is None:
             self.check_alive()
             node = len(self.ops)
             sig = self.sigtab.intern(("parameter", "node", node), PARAMETER, arity=0)
             shape = tuple(param.shape)
             self.push(PARAMETER, (), param, self.shape_objects.setdefault(shape, shape), sig, 0)
-            self.param_node[id(param)] = node
+            self.param_node[param] = node
             self.param_of_node[node] = param
-            self.parameter_nodes[param] = node
         return node
 
     # --- lifetime ---------------------------------------------------------------------
@@ -299,8 +298,7 @@ class LazyGraph:
         if self.sources is not None:
             del self.sources[nodes:]
         for node in [n for n in self.param_of_node if n >= nodes]:
-            param = self.param_of_node.pop(node)
-            del self.param_node[id(param)], self.parameter_nodes[param]
+            del self.param_node[self.param_of_node.pop(node)]
         self.sigtab.truncate(signatures)
         self.memo.clear()  # (its keys may hold removed parameter nodes, its values signatures)
         self.revision += 1

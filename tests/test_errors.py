@@ -349,7 +349,7 @@ def test_an_output_layer_on_the_fast_path_is_the_node_the_checked_path_builds():
         fast = bv.affine_transform([b, W, x])         # parameters held: the fast path
         checked = build(_AFFINE, (b, W, x))           # the general path, for comparison
         for node in (fast.node, checked.node):
-            assert g.args[node] == (g.param_node[id(b)], g.param_node[id(W)], x.node)
+            assert g.args[node] == (g.param_node[b], g.param_node[W], x.node)
             assert g.depths[node] == g.depths[x.node] + 1 and g.shapes[node] == (3,)
         assert g.sigs[fast.node] == g.sigs[first.node] == g.sigs[checked.node]
         other = bv.affine_transform([b, W2, bv.zeros(5)])  # another W: a kind of its own

@@ -4,7 +4,7 @@ import cython
 from batchviz.graph cimport ExpressionBase, LazyGraph, live_graph
 
 
-@cython.locals(param_node=dict, ids=list)
+@cython.locals(ids=list)
 cpdef tuple as_nodes(xs)
 
 @cython.locals(e=ExpressionBase, g=LazyGraph, node=Py_ssize_t)

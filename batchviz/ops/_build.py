@@ -35,7 +35,6 @@ def as_nodes(xs) -> tuple:
         graph = current_graph()
     if graph.finished:
         graph.check_alive()
-    param_node = graph.param_node
     ids = []
     for x in xs:
         if isinstance(x, ExpressionBase):
@@ -48,7 +47,7 @@ def as_nodes(xs) -> tuple:
                 )
             ids.append(x.node)
         else:
-            node = param_node.get(id(x))
+            node = parameter_node_of(graph, x)
             ids.append(_parameter_node(graph, x) if node is None else node)
     return graph, tuple(ids)
 
@@ -142,9 +141,9 @@ def terms_memo_key(op, prefix: tuple, graph, args: tuple) -> tuple:
 
 def parameter_node_of(graph, x):
     """The node id of ``x`` in ``graph`` if ``x`` is a parameter that has one there, else
-    None (anything else is not in ``parameter_nodes``)."""
+    None (anything else is not in the graph's ``param_node``)."""
     try:
-        return graph.parameter_nodes.get(x)
+        return graph.param_node.get(x)
     except TypeError:  # (unhashable data: not a parameter)
         return None
 

@@ -127,7 +127,7 @@ def lookup(table, index):
             f"{table.shape[0]} rows (valid: 0..{table.shape[0] - 1})"
         )
     graph = current_graph()
-    node = graph.param_node.get(id(table))
+    node = graph.param_node.get(table)  # (a lookup table, checked above: hashable)
     if node is None:
         node = graph.parameter_node(table)
     return graph.add_memoized(LOOKUP, (node,), index, 1)  # (a parameter's depth is 0)

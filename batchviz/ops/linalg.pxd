@@ -2,7 +2,7 @@
 # constructors' graph and node ids. The steps are those of the .py.
 import cython
 from batchviz.graph cimport ExpressionBase, LazyGraph
-from batchviz.ops._build cimport build_over_parameters, terms_memo_key
+from batchviz.ops._build cimport build_over_parameters, parameter_node_of, terms_memo_key
 
 
 @cython.locals(shapes=list)

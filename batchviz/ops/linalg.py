@@ -15,7 +15,8 @@ from ..backend import constant
 from ..graph import ExpressionBase
 from .base import Op, register, shared_node
 from .elementwise import logistic_values
-from ._build import build, build_over_parameters, expression_list, terms_memo_key
+from ._build import (build, build_over_parameters, expression_list, parameter_node_of,
+                     terms_memo_key)
 from .gradients import RowSums, WeightGradient
 from .parameter import PARAMETER
 
@@ -337,7 +338,7 @@ def matmul(a, x):
     ``add_memoized``), as ``affine_transform``'s is."""
     if isinstance(x, ExpressionBase) and not x.graph.finished:
         g = x.graph
-        W = g.param_node.get(id(a))
+        W = parameter_node_of(g, a)
         if W is not None:
             n = x.node
             args = (W, n)

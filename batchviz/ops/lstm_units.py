@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..graph import ExpressionBase
 from ..parameters import ParameterBase
+from ._build import parameter_node_of
 from .linalg import affine_terms
 from .lstm_steps import _STEP, lstm_step
 
@@ -143,15 +144,14 @@ def _unit_args(b, weights, inputs, cells, hidden):
     graph = first.graph
     if graph.finished:
         return None
-    param_node = graph.param_node
-    node = param_node.get(id(b))
+    node = parameter_node_of(graph, b)
     if node is None:
         if not isinstance(b, ParameterBase):
             return None
         node = graph.parameter_node(b)
     args = [node]
     for W, x in zip(weights, inputs):
-        node = param_node.get(id(W))
+        node = parameter_node_of(graph, W)
         if node is None:
             if not isinstance(W, ParameterBase):
                 return None

@@ -179,7 +179,7 @@ def _add_to_parameter(param, grad, xp) -> None:
 
 def _add_weight_gradient(xp, param, terms) -> None:
     """``grad += sum_k g_k^T x_k`` for ``param`` as one product over the stacked rows of
-    every term, and ``grad += sum_k rowsum(g_k)`` for a bias (:class:`RowSums`) as one sum
+    every term, and ``grad += sum_k rowsum(g_k)`` for a bias (``RowSums``) as one sum
     over them (written straight into the gradient where it is the parameter's first of
     the step)."""
     target, new = param.grad_to_write()

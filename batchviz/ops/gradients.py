@@ -6,7 +6,7 @@ nothing large is made only to be added back:
 
 * :class:`WeightGradient` - ``g^T x`` for a shared matrix ``W`` of ``W @ x``, not computed
   yet: the executor sums the terms of all batches of ``W`` in one product at the end;
-* :class:`RowSums` - the sum of ``g``'s rows for a shared bias that every node of a batch
+* ``RowSums`` - the sum of ``g``'s rows for a shared bias that every node of a batch
   adds, not computed yet: the executor sums the rows of all batches of the bias at once;
 * :class:`BlockGradient` - a gradient that is zero outside a band of rows;
 * :class:`SparseRows` - the gradient of a few rows of a lookup table.

@@ -11,9 +11,9 @@ For each row of ``benchmarks dynet`` that builds a graph per instance (and the T
 50 trees a graph), the program runs here as it does there, in a fresh process, and after
 each timed step every kernel of the step runs again on its own, timed: each batch's
 forward kernel on the blocks it read, its backward kernel on a gradient of the same shape,
-and each weight's gradient product (the terms of a weight stacked into one product, as the
-backward pass forms it). Nothing else is counted: not reading the arguments, not adding
-gradients back, not the update. That sum is the *kernel floor*; ``DyNet step / floor`` is
+and each shared weight's gradient product and bias's row sum (the terms of all batches
+summed at once, by the backward pass's own function). Nothing else is counted: not
+reading the arguments, not adding gradients back, not the update. That sum is the *kernel floor*; ``DyNet step / floor`` is
 the most the ratio ``DyNet's time / batchviz's time`` could be with these kernels.
 
 A lower floor still holds for any kernels made of NumPy calls: one call per kernel (a
@@ -46,10 +46,10 @@ def kernel_seconds(graph) -> tuple:
     ran take when run again on their own (the graph's values are rewritten with the same
     values), and how many kernels that was (a batch's forward and backward count two)."""
     from batchviz.backend import state
-    from batchviz.execute.backward import _gradient_arenas, backward_kernel
+    from batchviz.execute.backward import _add_terms, _gradient_arenas, backward_kernel
     from batchviz.execute.forward import run_kernel
     from batchviz.execute.memory import POOL
-    from batchviz.ops.gradients import WeightGradient
+    from batchviz.ops.gradients import RowSums, WeightGradient
 
     xp, layout, runs = state.xp, graph.layout, graph.batch_runs
     forward = backward = 0.0
@@ -60,7 +60,7 @@ def kernel_seconds(graph) -> tuple:
         run_kernel(batch, run.ins, run.out, xp)
         forward += time.perf_counter() - start
     buffer, grads = _gradient_arenas(layout)
-    weights = {}  # a shared weight's node -> its gradient terms
+    deferred = {}  # (a shared weight's or bias's node, the kind) -> its gradient terms
     for batch in reversed(layout.batches):
         if not batch.requires_grad:
             continue
@@ -69,14 +69,13 @@ def kernel_seconds(graph) -> tuple:
         arg_grads = backward_kernel(batch, runs[batch.index], grads, xp)
         backward += time.perf_counter() - start
         for read, grad in zip(batch.reads, arg_grads):
-            if type(grad) is WeightGradient:
-                weights.setdefault(read.node, []).append(grad)
-    for terms in weights.values():
+            if type(grad) is WeightGradient or type(grad) is RowSums:
+                deferred.setdefault((read.node, type(grad)), []).append(grad)
+    for (node, _), terms in deferred.items():  # summed as the backward pass sums them
+        param = graph.param_of_node[node]
+        scratch = xp.empty(param.shape, dtype=param.array.dtype)
         start = time.perf_counter()
-        if len(terms) == 1:
-            terms[0].value(xp)
-        else:
-            xp.concatenate([t.g for t in terms]).T @ xp.concatenate([t.x for t in terms])
+        _add_terms(xp, scratch, True, terms)
         backward += time.perf_counter() - start
     POOL.give(buffer)
     return forward, backward, kernels

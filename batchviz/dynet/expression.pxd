@@ -22,7 +22,7 @@ cdef class Expression(ExpressionCore):
 
 cdef class Affine(Expression):
     cdef public object terms, _built
-    cdef public list _activated
+    cdef public tuple _activated
     cdef public Py_ssize_t rows
 
     @cython.locals(terms=tuple, bd=Py_ssize_t, other=Affine, bias_expression=ExpressionCore,
@@ -48,7 +48,7 @@ cpdef elementwise(op, a, b, who, bint right_only=*)
 
 cpdef tuple with_bias(bias, tuple terms)
 
-@cython.locals(kind=type, e=Affine)
+@cython.locals(e=Affine)
 cpdef pending_affine(tuple terms, Py_ssize_t bd, Py_ssize_t rows)
 
 @cython.locals(pending=Affine)

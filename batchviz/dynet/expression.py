@@ -96,9 +96,9 @@ def expression_of(x, bd: int = 1, kind=None) -> "Expression":
     """``Expression(x, bd)`` (or ``kind(x, bd)``, ``kind`` a subclass whose fields besides
     these the caller sets), the expression that every op of this layer returns, made
     without calling the class: a call looks ``__init__`` up through the class's bases and
-    parses its arguments, a fifth of the cost of a gate ``dy.logistic(b + W * x)``."""
-    kind = Expression if kind is None else kind
-    e = kind.__new__(kind)
+    parses its arguments, a fifth of the cost of a gate ``dy.logistic(b + W * x)``. (The
+    class named, not a variable, is a direct call of its allocator when compiled.)"""
+    e = Expression.__new__(Expression) if kind is None else kind.__new__(kind)
     e._x, e.bd = x, bd
     computed_if_immediate(e)
     return e
@@ -286,9 +286,8 @@ class Affine(Expression):
                 self.bd > 1 and len(terms[0].shape) == 1):
             return None
         node = expression_of(build_over_parameters(_ACTIVATED_AFFINE[activation], terms), self.bd)
-        if self._activated is None:
-            self._activated = []
-        self._activated.append((activation, node))
+        made = self._activated  # (a flat tuple, activation, node, ...: no list per gate)
+        self._activated = (activation, node) if made is None else made + (activation, node)
         return node
 
     @property
@@ -303,7 +302,9 @@ class Affine(Expression):
             return super().gradient()
         built = self._built is not None and type(self._built.graph) is not RemovedNodes
         total = super().gradient() if built else 0.0
-        for activation, node in self._activated:
+        made = self._activated
+        for k in range(0, len(made), 2):
+            activation, node = made[k], made[k + 1]
             if type(node.x.graph) is RemovedNodes:
                 continue  # (made after a checkpoint, reverted: no longer part of the graph)
             value = node.npvalue()
@@ -324,8 +325,7 @@ def with_bias(bias, terms: tuple) -> tuple:
 def pending_affine(terms: tuple, bd: int, rows: int) -> Affine:
     """``Affine(terms, bd)``, made without calling the class (as :func:`expression_of`);
     ``rows``: the rows of its products, which the caller has checked."""
-    kind = Affine
-    e = kind.__new__(kind)
+    e = Affine.__new__(Affine)
     e.terms, e.bd, e.rows, e._x, e._built, e._activated = terms, bd, rows, None, None, None
     return e
 

@@ -4,7 +4,7 @@ import cython
 from batchviz.graph cimport ExpressionBase, LazyGraph, live_graph
 
 
-@cython.locals(ids=list)
+@cython.locals(ids=list, e=ExpressionBase)
 cpdef tuple as_nodes(xs)
 
 @cython.locals(e=ExpressionBase, g=LazyGraph, node=Py_ssize_t)

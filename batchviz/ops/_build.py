@@ -38,14 +38,15 @@ def as_nodes(xs) -> tuple:
     ids = []
     for x in xs:
         if isinstance(x, ExpressionBase):
-            if x.graph is not graph:
-                if isinstance(x.graph, RemovedNodes):
-                    x.graph.check_alive()  # (its own error: the node was reverted)
+            e = x  # (an expression: its fields are read directly when compiled)
+            if e.graph is not graph:
+                if isinstance(e.graph, RemovedNodes):
+                    e.graph.check_alive()  # (its own error: the node was reverted)
                 raise GraphMismatchError(
-                    f"cannot combine node {x.node} of graph #{x.graph.number} with expressions of "
+                    f"cannot combine node {e.node} of graph #{e.graph.number} with expressions of "
                     f"graph #{graph.number}; all arguments of an op must come from one graph"
                 )
-            ids.append(x.node)
+            ids.append(e.node)
         else:
             node = parameter_node_of(graph, x)
             ids.append(_parameter_node(graph, x) if node is None else node)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import constant
-from ..graph import ExpressionBase
+from ..graph import ExpressionBase, live_graph
 from .base import Op, register, shared_node
 from .elementwise import logistic_values
 from ._build import (build, build_over_parameters, expression_list, parameter_node_of,
@@ -336,11 +336,12 @@ def matmul(a, x):
     ``W @ h`` with ``W`` a parameter that the graph of ``h`` already holds (an output
     layer, once per word or tree node) is a memo lookup and a push (the graph's
     ``add_memoized``), as ``affine_transform``'s is."""
-    if isinstance(x, ExpressionBase) and not x.graph.finished:
-        g = x.graph
+    if isinstance(x, ExpressionBase):
+        e = x  # (an expression: its fields are read directly when compiled)
+        g = live_graph(e)  # (raises for a finished graph or reverted node)
         W = parameter_node_of(g, a)
         if W is not None:
-            n = x.node
+            n = e.node
             args = (W, n)
             return g.add_known(_MATMUL, args, None, g.depths[n] + 1,
                                product_memo_key(_MATMUL, g, args))

@@ -286,8 +286,9 @@ class Affine(Expression):
                 self.bd > 1 and len(terms[0].shape) == 1):
             return None
         node = expression_of(build_over_parameters(_ACTIVATED_AFFINE[activation], terms), self.bd)
-        made = self._activated  # (a flat tuple, activation, node, ...: no list per gate)
-        self._activated = (activation, node) if made is None else made + (activation, node)
+        made = self._activated  # (a tuple of (activation, node) pairs: no list per gate)
+        pair = (activation, node)
+        self._activated = (pair,) if made is None else made + (pair,)
         return node
 
     @property
@@ -302,9 +303,7 @@ class Affine(Expression):
             return super().gradient()
         built = self._built is not None and type(self._built.graph) is not RemovedNodes
         total = super().gradient() if built else 0.0
-        made = self._activated
-        for k in range(0, len(made), 2):
-            activation, node = made[k], made[k + 1]
+        for activation, node in self._activated:
             if type(node.x.graph) is RemovedNodes:
                 continue  # (made after a checkpoint, reverted: no longer part of the graph)
             value = node.npvalue()

@@ -11,4 +11,7 @@ cpdef gather(flat, index, Py_ssize_t width)
 cpdef strided_view(xp, flat, Py_ssize_t start, Py_ssize_t n, Py_ssize_t size, Py_ssize_t step)
 
 
+cpdef segment(xp, flat, Py_ssize_t start, Py_ssize_t length, shape)
+
+
 cpdef batch_outputs(xp, flat, batch)

@@ -72,7 +72,7 @@ def copy_counts(batches: tuple) -> tuple:
             kind = type(read)
             if kind is View or kind is Strided:
                 avoided += 1
-            elif kind in COPIES:
+            elif kind is not Shared and kind in COPIES:  # (most reads are shared: no search)
                 copies += 1
                 elements += elements_copied(read)
     return copies, avoided, elements

@@ -4,16 +4,21 @@
 import cython
 
 from batchviz.execute.memory cimport batch_outputs, copy_index, gather, segment, strided_view
-from batchviz.plan.reads cimport record
+from batchviz.plan.planner cimport BatchPlan
+
+
+cdef class BatchRun:
+    cdef readonly list ins
+    cdef readonly object out
+    cdef readonly list indices
 
 
 @cython.locals(ins=list, indices=list, reads=tuple, shapes=tuple, j=Py_ssize_t)
-cpdef run_batch(graph, list arenas, arena, batch, xp, bint check=*)
+cpdef run_batch(graph, list arenas, arena, BatchPlan batch, xp, bint check=*)
 
 
 @cython.locals(n=Py_ssize_t)
-cpdef run_kernel(batch, list ins, out, xp)
-
+cpdef run_kernel(BatchPlan batch, list ins, out, xp)
 
 
 cpdef tuple _copied_or_strided(graph, list arenas, read, xp)

@@ -9,16 +9,18 @@ copies - is kept in a :class:`BatchRun`.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from . import numerics
 from ..backend import to_device_index
-from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View, record
+from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View
 from .memory import batch_outputs, copy_index, gather, segment, strided_view
 
 
-class BatchRun(NamedTuple):
-    """What a batch's forward run leaves for its backward run."""
+@dataclass(frozen=True)
+class BatchRun:
+    """What a batch's forward run leaves for its backward run (compiled: C fields, made
+    without a tuple of them first)."""
 
     ins: list       # the blocks its kernel read, one per read, in the kernel's shapes
     out: object     # its outputs: its segment of the arena, in the plan's ``out_shape``
@@ -48,7 +50,7 @@ def run_batch(graph, arenas, arena, batch, xp, check: bool = False) -> BatchRun:
     run_kernel(batch, ins, out, xp)
     if check:
         numerics.check_forward(graph, batch, arena, xp)
-    return record(BatchRun, (ins, out, indices))
+    return BatchRun(ins, out, indices)
 
 
 def run_kernel(batch, ins: list, out, xp) -> None:

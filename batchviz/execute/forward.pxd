@@ -10,7 +10,7 @@ from batchviz.plan.planner cimport BatchPlan
 cdef class BatchRun:
     cdef readonly list ins
     cdef readonly object out
-    cdef readonly list indices
+    cdef readonly tuple indices
 
 
 @cython.locals(ins=list, indices=list, reads=tuple, shapes=tuple, j=Py_ssize_t)

@@ -19,12 +19,17 @@ from .memory import batch_outputs, copy_index, gather, segment, strided_view
 
 @dataclass(frozen=True)
 class BatchRun:
-    """What a batch's forward run leaves for its backward run (compiled: C fields, made
-    without a tuple of them first)."""
+    """What a batch's forward run leaves for its backward run (compiled: C fields,
+    ``forward.pxd``).
+
+    ``indices`` is a tuple, not a list: a graph's runs keep one per batch until the graph
+    is finished, and every container made and kept counts towards the next pass of
+    CPython's cycle collector (one per 700 more made than freed), which then visits all
+    of them, while small tuples come from the interpreter's free lists, uncounted."""
 
     ins: list       # the blocks its kernel read, one per read, in the kernel's shapes
     out: object     # its outputs: its segment of the arena, in the plan's ``out_shape``
-    indices: list   # per read: what a copy gathered with (to scatter gradients back)
+    indices: tuple  # per read: what a copy gathered with (to scatter gradients back)
 
 
 def execute_forward(graph, plan, arenas, xp) -> list:
@@ -50,7 +55,7 @@ def run_batch(graph, arenas, arena, batch, xp, check: bool = False) -> BatchRun:
     run_kernel(batch, ins, out, xp)
     if check:
         numerics.check_forward(graph, batch, arena, xp)
-    return BatchRun(ins, out, indices)
+    return BatchRun(ins, out, tuple(indices))
 
 
 def run_kernel(batch, ins: list, out, xp) -> None:

@@ -84,12 +84,16 @@ def plain(x):
     """A plan (its records, tuples, arrays; ops by name) as nested lists that ``==`` and JSON
     compare exactly: every value with its type, arrays with their dtype (the drivers that
     compare a compiled run with a run from source print this)."""
+    import dataclasses
+
     import numpy as np
 
     from batchviz.ops.base import Op
 
     if isinstance(x, np.ndarray):
         return ["array", x.dtype.str, x.tolist()]
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):  # a batch's plan
+        return [type(x).__name__] + [plain(getattr(x, f.name)) for f in dataclasses.fields(x)]
     if isinstance(x, (tuple, list)):
         return [type(x).__name__] + [plain(e) for e in x]
     if isinstance(x, Op):

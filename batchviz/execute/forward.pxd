@@ -3,14 +3,22 @@
 # read_block stays a Python function, which benchmarks/hosttime.py times by replacing it.)
 import cython
 
-from batchviz.execute.memory cimport batch_outputs, copy_index, gather, strided_view
-from batchviz.plan.reads cimport record
+from batchviz.execute.memory cimport batch_outputs, copy_index, gather, segment, strided_view
+from batchviz.plan.planner cimport BatchPlan
 
 
-@cython.locals(ins=list, indices=list)
-cpdef run_batch(graph, list arenas, arena, batch, xp, bint check=*)
+cdef class BatchRun:
+    cdef readonly list ins
+    cdef readonly object out
+    cdef readonly tuple indices
+
+
+@cython.locals(ins=list, indices=list, reads=tuple, shapes=tuple, j=Py_ssize_t)
+cpdef run_batch(graph, list arenas, arena, BatchPlan batch, xp, bint check=*)
 
 
 @cython.locals(n=Py_ssize_t)
-cpdef run_kernel(batch, list ins, out, xp)
+cpdef run_kernel(BatchPlan batch, list ins, out, xp)
 
+
+cpdef tuple _copied_or_strided(graph, list arenas, read, xp)

@@ -9,20 +9,27 @@ copies - is kept in a :class:`BatchRun`.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from . import numerics
 from ..backend import to_device_index
-from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View, record
-from .memory import batch_outputs, copy_index, gather, strided_view
+from ..plan.reads import Concat, Copy, CopyFromArenas, Shared, Stack, Strided, View
+from .memory import batch_outputs, copy_index, gather, segment, strided_view
 
 
-class BatchRun(NamedTuple):
-    """What a batch's forward run leaves for its backward run."""
+@dataclass(frozen=True)
+class BatchRun:
+    """What a batch's forward run leaves for its backward run (compiled: C fields,
+    ``forward.pxd``).
+
+    ``indices`` is a tuple, not a list: a graph's runs keep one per batch until the graph
+    is finished, and every container made and kept counts towards the next pass of
+    CPython's cycle collector (one per 700 more made than freed), which then visits all
+    of them, while small tuples come from the interpreter's free lists, uncounted."""
 
     ins: list       # the blocks its kernel read, one per read, in the kernel's shapes
     out: object     # its outputs: its segment of the arena, in the plan's ``out_shape``
-    indices: list   # per read: what a copy gathered with (to scatter gradients back)
+    indices: tuple  # per read: what a copy gathered with (to scatter gradients back)
 
 
 def execute_forward(graph, plan, arenas, xp) -> list:
@@ -38,17 +45,17 @@ def run_batch(graph, arenas, arena, batch, xp, check: bool = False) -> BatchRun:
     """Read the batch's arguments, run its kernel once, write its outputs (``arenas``: the
     arena arrays, by number; ``check``: stop if they are not finite,
     :func:`~batchviz.check_numerics`)."""
+    reads, shapes = batch.reads, batch.in_shapes
     ins, indices = [], []
-    for read, shape in zip(batch.reads, batch.in_shapes):
-        block, index = read_block(graph, arenas, read, xp)
-        # every read but a shared or strided one gives a flat block: a flat shape is its own
-        ins.append(block if shape is None or len(shape) == 1 else block.reshape(shape))
+    for j in range(len(reads)):  # (by position: compiled, a C loop without a zip object)
+        block, index = read_block(graph, arenas, reads[j], xp, shapes[j])
+        ins.append(block)
         indices.append(index)
     out = batch_outputs(xp, arena, batch)
     run_kernel(batch, ins, out, xp)
     if check:
         numerics.check_forward(graph, batch, arena, xp)
-    return record(BatchRun, (ins, out, indices))
+    return BatchRun(ins, out, tuple(indices))
 
 
 def run_kernel(batch, ins: list, out, xp) -> None:
@@ -67,20 +74,27 @@ def run_kernel(batch, ins: list, out, xp) -> None:
     out.reshape(result.shape)[...] = result  # one copy, whatever the result's memory order
 
 
-def read_block(graph, arenas, read, xp) -> tuple:
-    """``(block, index)``: the arguments of one read as one array (flat, or ``(n, size)`` for
-    a strided view), and what a copy gathered with (None for the other kinds). ``arenas``:
-    the arena arrays, by number.
+def read_block(graph, arenas, read, xp, shape=None) -> tuple:
+    """``(block, index)``: the arguments of one read as one array in the kernel's ``shape``
+    (None, or one axis: as read, flat, or ``(n, size)`` for a strided view; a shared
+    argument is its own array), and what a copy gathered with (None for the other kinds).
+    ``arenas``: the arena arrays, by number.
 
     The kinds are told apart by ``type(read) is``, most common first, rather than by a
     ``match`` statement: compiled, a class pattern checks the pattern's attribute names on
     every match, which costs more than reading a view does."""
     kind = type(read)
-    if kind is View:
-        start = read.start
-        return arenas[read.arena][start:start + read.length], None
+    if kind is View:  # cut out in its shape: one view
+        return segment(xp, arenas[read.arena], read.start, read.length, shape), None
     if kind is Shared:
         return graph.param_of_node[read.node].array, None
+    block, index = _copied_or_strided(graph, arenas, read, xp)
+    return (block if shape is None or len(shape) == 1 else block.reshape(shape)), index
+
+
+def _copied_or_strided(graph, arenas, read, xp) -> tuple:
+    """:func:`read_block` of the kinds but a view and a shared argument, as read."""
+    kind = type(read)
     if kind is Strided:
         arena, start, n, size, step = read
         block = strided_view(xp, arenas[arena], start, n, size, step)

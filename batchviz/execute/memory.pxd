@@ -1,6 +1,8 @@
 # C types for batchviz/execute/memory.py when it is compiled (batchviz/compiled.py); the
 # steps are those of the .py. (cpdef: the executor calls them per batch and per read as C
 # functions.)
+from batchviz.plan.planner cimport BatchPlan
+
 
 cpdef tuple copy_index(starts, size)
 
@@ -11,4 +13,7 @@ cpdef gather(flat, index, Py_ssize_t width)
 cpdef strided_view(xp, flat, Py_ssize_t start, Py_ssize_t n, Py_ssize_t size, Py_ssize_t step)
 
 
-cpdef batch_outputs(xp, flat, batch)
+cpdef segment(xp, flat, Py_ssize_t start, Py_ssize_t length, shape)
+
+
+cpdef batch_outputs(xp, flat, BatchPlan batch)

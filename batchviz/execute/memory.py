@@ -176,6 +176,19 @@ def strided_array(xp, flat, start: int, shape: tuple, strides: tuple):
     return xp.lib.stride_tricks.as_strided(flat[start:], shape=shape, strides=strides)
 
 
+def segment(xp, flat, start: int, length: int, shape):
+    """``flat[start:start + length]`` as an array of ``shape`` (C order; None or one axis:
+    flat), without a copy. On NumPy a shaped one is made by the ``ndarray`` constructor over
+    ``flat``'s memory (as :func:`rows_view` is): one array object, where a slice then a
+    reshape make two, and every batch asks for its outputs and most of its reads this way.
+    (``flat`` is an arena or a gradient buffer: contiguous.)"""
+    if shape is None or len(shape) == 1:
+        return flat[start:start + length]
+    if xp is np:
+        return np.ndarray(shape, flat.dtype, flat, start * flat.itemsize)
+    return flat[start:start + length].reshape(shape)
+
+
 def batch_outputs(xp, flat, batch):
     """A batch's segment of ``flat`` (its arena, or the gradients laid out like it) as the
     kernel's ``batch.out_shape`` array, without a copy. The blocks of a batch whose nodes
@@ -184,9 +197,7 @@ def batch_outputs(xp, flat, batch):
     array is made with explicit strides, so that it is a view on every backend (a reshape
     of a strided array may copy, and the kernels write into it)."""
     if not batch.block_stride:
-        start, shape = batch.start, batch.out_shape
-        segment = flat[start:start + batch.length]
-        return segment if len(shape) == 1 else segment.reshape(shape)  # (flat: as it is)
+        return segment(xp, flat, batch.start, batch.length, batch.out_shape)
     shape, item = batch.out_shape, flat.itemsize
     strides = [item] * len(shape)
     for axis in range(len(shape) - 2, 0, -1):   # a C-ordered (n,) + shape block ...

@@ -4,8 +4,29 @@ import cython
 
 from batchviz.graph cimport LazyGraph
 from batchviz.plan.layout cimport Layout
-from batchviz.plan.reads cimport read_of, record, shared_read
+from batchviz.plan.reads cimport read_of, shared_read
 from batchviz.signature cimport SignatureInfo, size_of
+
+
+cdef class BatchPlan:
+    cdef readonly Py_ssize_t index
+    cdef readonly Py_ssize_t signature
+    cdef readonly object op
+    cdef readonly tuple nodes
+    cdef readonly tuple attrs
+    cdef readonly Py_ssize_t arena
+    cdef readonly Py_ssize_t start
+    cdef readonly Py_ssize_t length
+    cdef readonly object sizes
+    cdef readonly tuple out_shape
+    cdef readonly Py_ssize_t block_stride
+    cdef readonly tuple reads
+    cdef readonly tuple in_shapes
+    cdef readonly tuple needs
+    cdef readonly tuple origins
+    cdef readonly bint requires_grad
+    cdef readonly bint together
+    cdef readonly object counts
 
 
 @cython.locals(nodes=tuple, n=Py_ssize_t, all_attrs=list, all_args=list, node=Py_ssize_t,
@@ -15,7 +36,7 @@ from batchviz.signature cimport SignatureInfo, size_of
 cpdef plan_batch(LazyGraph graph, Layout layout, batch, sizes, block_stride, every_gradient=*)
 
 
-@cython.locals(b=Py_ssize_t)
+@cython.locals(b=Py_ssize_t, batch=BatchPlan)
 cpdef bint _takes_gradient(Layout layout, tuple origin) except -1
 
 

@@ -8,17 +8,22 @@ forward and backward, and the traces, ``bv.explain`` and the widgets read it as 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import chain
 from typing import NamedTuple
 
 from ..signature import size_of
 from .layout import Layout, place_batches
-from .reads import (COPIES, Shared, Strided, View, elements_copied, read_of, record,
-                    shared_read)
+from .reads import COPIES, Shared, Strided, View, elements_copied, read_of, shared_read
 
 
-class BatchPlan(NamedTuple):
-    """One batch: its nodes, where their outputs go, and how each argument is read."""
+@dataclass(frozen=True)
+class BatchPlan:
+    """One batch: its nodes, where their outputs go, and how each argument is read.
+
+    (Compiled, its fields are C fields, ``planner.pxd``: the executor reads a dozen of them
+    for every batch it runs, the planner more, and each read of a named tuple's field is a
+    lookup by name.)"""
 
     index: int          # the batch's number, over every run of the graph
     signature: int
@@ -41,7 +46,6 @@ class BatchPlan(NamedTuple):
     together: bool      # one read of every argument, node after node (Op.one_gather)
     counts: object      # with ``together``: each node's number of arguments when they
                         # differ (Op.any_arity), else None
-
 
     @property
     def stop(self) -> int:
@@ -72,7 +76,7 @@ def copy_counts(batches: tuple) -> tuple:
             kind = type(read)
             if kind is View or kind is Strided:
                 avoided += 1
-            elif kind in COPIES:
+            elif kind is not Shared and kind in COPIES:  # (most reads are shared: no search)
                 copies += 1
                 elements += elements_copied(read)
     return copies, avoided, elements
@@ -129,16 +133,18 @@ def plan_batch(graph, layout: Layout, batch: list, sizes, block_stride: int,
     out_shape = (length,) if elementwise else (n,) + graph.shapes[first]
     if blocks != 1:  # laid out block by block: (blocks, n) + shape, block_stride apart
         out_shape = (blocks,) + out_shape
-    return record(BatchPlan, (len(layout.batches), signature, op, nodes, attrs, arena, start,
-                              length, sizes, out_shape, block_stride, tuple(reads),
-                              tuple(in_shapes), tuple(needs), tuple(origins), takes_gradient,
-                              together, counts))
+    return BatchPlan(len(layout.batches), signature, op, nodes, attrs, arena, start, length,
+                     sizes, out_shape, block_stride, tuple(reads), tuple(in_shapes),
+                     tuple(needs), tuple(origins), takes_gradient, together, counts)
 
 
 def _takes_gradient(layout: Layout, origin: tuple) -> bool:
     """Whether a batch among ``origin`` (or a parameter, -1) takes a gradient."""
     for b in origin:
-        if b < 0 or layout.batches[b].requires_grad:
+        if b < 0:
+            return True
+        batch = layout.batches[b]
+        if batch.requires_grad:
             return True
     return False
 

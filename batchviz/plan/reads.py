@@ -89,13 +89,12 @@ _new_tuple = tuple.__new__
 
 
 def record(kind, fields: tuple):
-    """``kind(*fields)``, for a NamedTuple class ``kind`` (a read, a batch's plan, ...), made
-    by ``tuple.__new__`` in C. Calling the class itself runs the ``__new__`` that NamedTuple
+    """``kind(*fields)``, for a NamedTuple class ``kind`` (a read), made by
+    ``tuple.__new__`` in C. Calling the class itself runs the ``__new__`` that NamedTuple
     writes in Python: a frame of the interpreter for every record, about half a
-    microsecond, while a plan makes several records per batch (the runs of a small graph
-    cost microseconds per batch in all). ``fields`` are all of ``kind``'s, in order, as one
-    tuple: compiled, this is then a C function that the planner and the executor call
-    without packing arguments."""
+    microsecond, while a plan makes a read per argument position of every batch.
+    ``fields`` are all of ``kind``'s, in order, as one tuple: compiled, this is then a C
+    function that the planner calls without packing arguments."""
     return _new_tuple(kind, fields)
 
 

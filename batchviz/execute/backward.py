@@ -99,7 +99,7 @@ def add_gradient(graph, grads, read, grad, index, xp) -> bool:
         elif grad.ndim == 1:  # an element-wise op's: flat already
             target += grad
         else:
-            target += grad.reshape(-1)
+            target += grad.ravel()  # (a view where it can be: as reshape(-1), in fewer steps)
         return False
     if kind is Shared:
         _add_to_parameter(graph.param_of_node[read.node], grad, xp)
@@ -219,7 +219,9 @@ def _stacked(xp, blocks: list):
     """``xp.concatenate(blocks)`` in memory from the arena pool (given back by the caller):
     the stacks of an LSTM's weight gradients are megabytes, and fresh ones would fault
     their pages in on every backward pass."""
-    rows = sum(b.shape[0] for b in blocks)
+    rows = 0
+    for block in blocks:
+        rows += block.shape[0]
     shape = (rows,) + blocks[0].shape[1:]
     out = POOL.take(rows * (blocks[0].size // len(blocks[0]))).reshape(shape)
     return xp.concatenate(blocks, out=out)

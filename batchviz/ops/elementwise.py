@@ -209,7 +209,10 @@ class ESum(Elementwise):
         return block.sum(axis=1)
 
     def backward_together(self, xp, block, out, g, attrs, n):
-        return xp.broadcast_to(g.reshape(n, 1, -1), block.shape)
+        # every argument's gradient is its node's ``g``: one repeat makes them all (a
+        # broadcast view would cost more to make, and the executor copies it anyway to
+        # add it back through the gather's index)
+        return g.reshape(n, 1, -1).repeat(block.shape[1], axis=1)
 
     def forward_segments(self, xp, rows, counts, attrs, n):
         return segment_sums(xp, rows, counts)
@@ -231,7 +234,7 @@ class Average(ESum):
         return block.sum(axis=1) * (1.0 / block.shape[1])
 
     def backward_together(self, xp, block, out, g, attrs, n):
-        return xp.broadcast_to((g * (1.0 / block.shape[1])).reshape(n, 1, -1), block.shape)
+        return (g * (1.0 / block.shape[1])).reshape(n, 1, -1).repeat(block.shape[1], axis=1)
 
     def forward_segments(self, xp, rows, counts, attrs, n):
         return segment_sums(xp, rows, counts) / _column(xp, counts, rows.dtype)

@@ -8,12 +8,17 @@ import cython
 
 
 @cython.locals(reached=bytearray, weight_terms=dict, check=bint, defer=bint, ran=Py_ssize_t,
-               scatters=Py_ssize_t, b=Py_ssize_t, need=bint)
+               scatters=Py_ssize_t, b=Py_ssize_t, need=bint, position=Py_ssize_t, into=list)
 cpdef tuple execute_backward(graph, loss, xp, bint keep=*)
 
 
 @cython.locals(n=Py_ssize_t)
-cpdef backward_kernel(batch, run, list grads, xp)
+cpdef backward_kernel(batch, run, list grads, xp, list into=*)
+
+
+@cython.locals(reads=tuple, needs=tuple, origins=tuple, blocks=list, into=list,
+               position=Py_ssize_t, origin=tuple, start=Py_ssize_t)
+cpdef list _untouched_targets(batch, run, list grads, bytearray reached)
 
 
 cpdef _add_terms(xp, target, bint new, list terms)

@@ -157,13 +157,16 @@ class Sub(Elementwise):
 class CMult(Elementwise):
     name = "cmult"
     writes_output = True
+    writes_gradients = True
     arity = 2
 
     def forward(self, xp, ins, attrs, n, out=None):
         return xp.multiply(ins[0], ins[1], out=out)
 
-    def backward(self, xp, ins, out, g, attrs, n, needs):
-        return [g * ins[1] if needs[0] else None, g * ins[0] if needs[1] else None]
+    def backward(self, xp, ins, out, g, attrs, n, needs, into=None):
+        into0, into1 = (None, None) if into is None else into
+        return [xp.multiply(g, ins[1], out=into0) if needs[0] else None,
+                xp.multiply(g, ins[0], out=into1) if needs[1] else None]
 
 
 class CDiv(Elementwise):

@@ -220,6 +220,7 @@ class PickNegLogSoftmax(Op):
         return (self, graph.shapes[args[0]])  # the class index is checked by the constructor
 
     writes_output = True  # the losses are written straight into the batch's segment
+    writes_gradients = True
 
     def forward(self, xp, ins, attrs, n, out=None):
         # -log softmax(x)[i] = log(sum(exp(x - top))) - (x[i] - top), top the maximum:
@@ -232,7 +233,7 @@ class PickNegLogSoftmax(Op):
         xp.log(total, out=total)
         return xp.subtract(total, picked, out=out)
 
-    def backward(self, xp, ins, out, g, attrs, n, needs):
+    def backward(self, xp, ins, out, g, attrs, n, needs, into=None):
         # g softmax(x), less g at the picked class (DyNet's order of operations), where
         # softmax(x) = exp(x - logsumexp(x)) and logsumexp(x) = loss + x[i] (the forward
         # pass's output gives it back without another pass over the scores)
@@ -240,7 +241,7 @@ class PickNegLogSoftmax(Op):
         picked = _picked_index(attrs, x.shape[1])
         lse = x.reshape(-1)[picked]
         lse += out
-        probs = xp.subtract(x, lse[:, None])
+        probs = xp.subtract(x, lse[:, None], out=None if into is None else into[0])
         xp.exp(probs, out=probs)
         probs *= g[:, None]
         probs.reshape(-1)[picked] -= g

@@ -86,7 +86,7 @@ def _gradient_arenas(layout) -> tuple:
 
 def backward_kernel(batch, run, grads, xp, into=None) -> list:
     """The gradients of one batch's argument positions, from its outputs' gradient
-    (``into``: where the kernel may write them, see :func:`_untouched_targets`)."""
+    (``into``: where the kernel may write them, see ``_untouched_targets``)."""
     g = batch_outputs(xp, grads[batch.arena], batch)
     op, n, attrs = batch.op, len(batch.nodes), batch.attrs
     if batch.counts is not None:  # nodes of different numbers of arguments

@@ -53,12 +53,13 @@ class Tanh(Elementwise):
 
 def logistic_values(xp, x, out=None):
     """``1 / (1 + exp(-x))`` as ``0.5 * (1 + tanh(x / 2))``, which never overflows (in
-    ``out`` when it is given)."""
+    ``out`` when it is given), computed as ``0.5 * tanh(x / 2) + 0.5``: one constant to
+    look up, and the same numbers (halving is exact, so the sum is rounded alike)."""
     half = constant(xp, 0.5, x)
     out = xp.multiply(x, half, out=out)
     xp.tanh(out, out=out)
-    xp.add(out, constant(xp, 1.0, x), out=out)
     xp.multiply(out, half, out=out)
+    xp.add(out, half, out=out)
     return out
 
 

@@ -201,3 +201,39 @@ def test_weight_gradients_summed_at_the_end_equal_those_added_batch_by_batch(flo
 
     for got, want in zip(grads("agenda"), grads(WeightByWeight())):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_gradients_written_where_none_had_reached_equal_those_added(float64, monkeypatch):
+    """A kernel that writes a position's gradient straight into untouched arguments
+    (``Op.writes_gradients``: an element-wise product, an affine transform, a product, a
+    classification loss) leaves the numbers that adding it into zeros leaves: every
+    parameter's gradient and every node's."""
+    from batchviz.ops.base import REGISTRY
+
+    def run():
+        model = bv.Model(seed=5)
+        W, U = model.add_parameters((4, 3)), model.add_parameters((4, 4))
+        b, V = model.add_parameters((4,)), model.add_parameters((5, 4))
+        with bv.Graph("agenda") as graph:
+            graph.keep_gradients = True
+            losses, nodes = [], []
+            for k in range(3):
+                x = bv.input(np.arange(3.0) + k)
+                g = bv.activated_affine("logistic", [b, W, x])
+                u = bv.tanh(bv.affine_transform([b, W, x]))
+                h = bv.cmult(g, u)
+                h = bv.cmult(h, bv.matmul(U, h))
+                s = bv.cmult(h, h)  # one batch read at two positions: written, then added
+                nodes += [g, u, h, s]
+                losses.append(bv.pickneglogsoftmax(bv.matmul(V, s), k))
+            bv.esum(losses).backward()
+            kept = [graph.gradient_of(e.node) for e in nodes]
+        return [W.grad, U.grad, b.grad, V.grad] + kept
+
+    written = run()
+    for op in REGISTRY.values():
+        if op.writes_gradients:
+            monkeypatch.setattr(type(op), "writes_gradients", False)
+    added = run()
+    for got, want in zip(written, added):
+        np.testing.assert_array_equal(got, want)

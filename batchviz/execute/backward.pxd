@@ -1,9 +1,28 @@
 # C types for batchviz/execute/backward.py when it is compiled (batchviz/compiled.py): the
 # walk's counters, flags and the record of the batches the loss reaches, so that the loop
-# over batches and reads tests and counts in C. The steps are those of the .py.
+# over batches and reads tests and counts in C. The steps are those of the .py. (cpdef: the
+# walk calls each batch's kernel, and the weight gradients' sums, as C functions;
+# add_gradient and _add_weight_gradient stay Python functions, which
+# benchmarks/hosttime.py times by replacing them.)
 import cython
 
 
 @cython.locals(reached=bytearray, weight_terms=dict, check=bint, defer=bint, ran=Py_ssize_t,
-               scatters=Py_ssize_t, b=Py_ssize_t, need=bint)
+               scatters=Py_ssize_t, b=Py_ssize_t, need=bint, position=Py_ssize_t, into=list)
 cpdef tuple execute_backward(graph, loss, xp, bint keep=*)
+
+
+@cython.locals(n=Py_ssize_t)
+cpdef backward_kernel(batch, run, list grads, xp, list into=*)
+
+
+@cython.locals(reads=tuple, needs=tuple, origins=tuple, blocks=list, into=list,
+               position=Py_ssize_t, origin=tuple, start=Py_ssize_t)
+cpdef list _untouched_targets(batch, run, list grads, bytearray reached)
+
+
+cpdef _add_terms(xp, target, bint new, list terms)
+
+
+@cython.locals(rows=Py_ssize_t)
+cpdef _stacked(xp, list blocks)

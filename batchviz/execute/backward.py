@@ -5,7 +5,9 @@ arenas, so it is one slice. The op's backward kernel runs once for the whole bat
 each argument position's gradient is added back where the arguments live, by the read
 that brought them (:func:`add_gradient`): through the same view, or scattered through the
 index of the same gather (App. B's "dense-to-sparse" copy). A batch runs only once the
-loss reaches it, which its users' reads record as they add into it.
+loss reaches it, which its users' reads record as they add into it. Where no gradient has
+reached a position's arguments yet, a kernel that can (``Op.writes_gradients``) writes the
+position's gradient there itself, instead of making it apart to be added into zeros.
 """
 from __future__ import annotations
 
@@ -37,13 +39,21 @@ def execute_backward(graph, loss: int, xp, keep: bool = False) -> tuple:
         if not reached[batch.index] or not batch.requires_grad:
             continue
         ran += 1
-        arg_grads = backward_kernel(batch, runs[batch.index], grads, xp)
+        run = runs[batch.index]
+        into = None
+        if batch.op.writes_gradients and batch.counts is None and not batch.together:
+            into = _untouched_targets(batch, run, grads, reached)
+        arg_grads = backward_kernel(batch, run, grads, xp, into)
         if check:
             numerics.check_backward(graph, batch, arg_grads, xp)
+        position = -1
         for read, need, origin, grad, index in zip(batch.reads, batch.needs, batch.origins,
-                                                   arg_grads, runs[batch.index].indices):
+                                                   arg_grads, run.indices):
+            position += 1
             if not need or grad is None:
                 continue
+            if into is not None and grad is into[position]:
+                continue  # written in place (and its batch marked reached when handed out)
             if defer and (type(grad) is WeightGradient or type(grad) is RowSums):
                 terms = weight_terms.get(read.node)
                 if terms is None:
@@ -74,15 +84,41 @@ def _gradient_arenas(layout) -> tuple:
     return buffer, [buffer[base - first:end - first] for base, end in zip(layout.bases, ends)]
 
 
-def backward_kernel(batch, run, grads, xp) -> list:
-    """The gradients of one batch's argument positions, from its outputs' gradient."""
+def backward_kernel(batch, run, grads, xp, into=None) -> list:
+    """The gradients of one batch's argument positions, from its outputs' gradient
+    (``into``: where the kernel may write them, see ``_untouched_targets``)."""
     g = batch_outputs(xp, grads[batch.arena], batch)
     op, n, attrs = batch.op, len(batch.nodes), batch.attrs
     if batch.counts is not None:  # nodes of different numbers of arguments
         return [op.backward_segments(xp, run.ins[0], batch.counts, run.out, g, attrs, n)]
     if batch.together:  # one read of every position: one gradient, node after node
         return [op.backward_together(xp, run.ins[0], run.out, g, attrs, n)]
+    if into is not None:
+        return op.backward(xp, run.ins, run.out, g, attrs, n, batch.needs, into)
     return op.backward(xp, run.ins, run.out, g, attrs, n, batch.needs)
+
+
+def _untouched_targets(batch, run, grads, reached) -> list:
+    """Per argument position, where its gradient goes if no gradient has reached there yet,
+    else None: a view read of arguments that one batch computed, a batch that nothing has
+    added to so far (its gradient is zeros), shaped like the kernel's block. Handing one
+    out marks that batch reached: another position of the same batch (which the kernel
+    may not write) then finds it taken and adds, as every read does."""
+    reads, needs, origins, blocks = batch.reads, batch.needs, batch.origins, run.ins
+    into = [None] * len(reads)
+    for position in range(len(reads)):
+        read = reads[position]
+        if type(read) is not View or not needs[position]:
+            continue
+        origin = origins[position]
+        if len(origin) != 1 or origin[0] < 0 or reached[origin[0]]:
+            continue
+        reached[origin[0]] = 1
+        start = read.start
+        target = grads[read.arena][start:start + read.length]
+        block = blocks[position]
+        into[position] = target if block.ndim == 1 else target.reshape(block.shape)
+    return into
 
 
 def add_gradient(graph, grads, read, grad, index, xp) -> bool:
@@ -99,7 +135,7 @@ def add_gradient(graph, grads, read, grad, index, xp) -> bool:
         elif grad.ndim == 1:  # an element-wise op's: flat already
             target += grad
         else:
-            target += grad.reshape(-1)
+            target += grad.ravel()  # (a view where it can be: as reshape(-1), in fewer steps)
         return False
     if kind is Shared:
         _add_to_parameter(graph.param_of_node[read.node], grad, xp)
@@ -219,7 +255,9 @@ def _stacked(xp, blocks: list):
     """``xp.concatenate(blocks)`` in memory from the arena pool (given back by the caller):
     the stacks of an LSTM's weight gradients are megabytes, and fresh ones would fault
     their pages in on every backward pass."""
-    rows = sum(b.shape[0] for b in blocks)
+    rows = 0
+    for block in blocks:
+        rows += block.shape[0]
     shape = (rows,) + blocks[0].shape[1:]
     out = POOL.take(rows * (blocks[0].size // len(blocks[0]))).reshape(shape)
     return xp.concatenate(blocks, out=out)

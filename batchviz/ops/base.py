@@ -45,6 +45,13 @@ class Op:
     #: shape``, and writes the outputs there (it returns ``out``); otherwise the executor
     #: copies the array ``forward`` returns into that segment
     writes_output: bool = False
+    #: ``backward`` takes ``into=``: per argument position, None or the place in the
+    #: gradient buffer where that position's gradient goes, still zero and shaped like the
+    #: position's block (the executor hands one out where no gradient has reached those
+    #: arguments yet). The kernel may write the gradient there and return that very array
+    #: for the position: one pass, where a new array added into zeros would be two. Called
+    #: without targets, ``into`` is None
+    writes_gradients: bool = False
     #: a batch reads all its arguments with *one* gather, node after node, instead of one
     #: gather per argument position (element-wise ops only, when the batch's values are all
     #: one size). For variadic sums: a sentence's or a tree's loss adds dozens of losses,

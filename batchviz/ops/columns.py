@@ -29,7 +29,6 @@ from .base import Op, register, shared_node
 from ._build import build, expression_list
 from .gradients import SparseRows
 from .linalg import AffineArguments, _mm_shape
-from .losses import logsumexp
 
 
 class LookupBatch(Op):
@@ -148,6 +147,20 @@ class PickNegLogSoftmaxColumns(PickNegLogSoftmaxBatch):
         picked = self._picked(xp, attrs, n, X.shape[2])
         lse = out + X[picked]                             # logsumexp = loss + picked score
         return [_softmax_gradient(xp, X, lse, picked, g)]
+
+
+def logsumexp(xp, x):
+    """``log(sum(exp(x)))`` over axis 1, with the maximum taken out first so that nothing
+    overflows; the axis is kept (size 1). A classification loss needs only this and the
+    picked score, ``-log softmax(x)[i] = logsumexp(x) - x[i]``: one pass over the scores
+    fewer than computing the whole ``log_softmax`` and picking from it."""
+    top = x.max(axis=1, keepdims=True)
+    e = x - top
+    xp.exp(e, out=e)
+    total = e.sum(axis=1, keepdims=True)
+    xp.log(total, out=total)
+    total += top
+    return total
 
 
 def _logsumexp_columns(xp, X):

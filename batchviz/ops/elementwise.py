@@ -53,12 +53,13 @@ class Tanh(Elementwise):
 
 def logistic_values(xp, x, out=None):
     """``1 / (1 + exp(-x))`` as ``0.5 * (1 + tanh(x / 2))``, which never overflows (in
-    ``out`` when it is given)."""
+    ``out`` when it is given), computed as ``0.5 * tanh(x / 2) + 0.5``: one constant to
+    look up, and the same numbers (halving is exact, so the sum is rounded alike)."""
     half = constant(xp, 0.5, x)
     out = xp.multiply(x, half, out=out)
     xp.tanh(out, out=out)
-    xp.add(out, constant(xp, 1.0, x), out=out)
     xp.multiply(out, half, out=out)
+    xp.add(out, half, out=out)
     return out
 
 
@@ -157,13 +158,16 @@ class Sub(Elementwise):
 class CMult(Elementwise):
     name = "cmult"
     writes_output = True
+    writes_gradients = True
     arity = 2
 
     def forward(self, xp, ins, attrs, n, out=None):
         return xp.multiply(ins[0], ins[1], out=out)
 
-    def backward(self, xp, ins, out, g, attrs, n, needs):
-        return [g * ins[1] if needs[0] else None, g * ins[0] if needs[1] else None]
+    def backward(self, xp, ins, out, g, attrs, n, needs, into=None):
+        into0, into1 = (None, None) if into is None else into
+        return [xp.multiply(g, ins[1], out=into0) if needs[0] else None,
+                xp.multiply(g, ins[0], out=into1) if needs[1] else None]
 
 
 class CDiv(Elementwise):
@@ -209,7 +213,10 @@ class ESum(Elementwise):
         return block.sum(axis=1)
 
     def backward_together(self, xp, block, out, g, attrs, n):
-        return xp.broadcast_to(g.reshape(n, 1, -1), block.shape)
+        # every argument's gradient is its node's ``g``: one repeat makes them all (a
+        # broadcast view would cost more to make, and the executor copies it anyway to
+        # add it back through the gather's index)
+        return g.reshape(n, 1, -1).repeat(block.shape[1], axis=1)
 
     def forward_segments(self, xp, rows, counts, attrs, n):
         return segment_sums(xp, rows, counts)
@@ -231,7 +238,7 @@ class Average(ESum):
         return block.sum(axis=1) * (1.0 / block.shape[1])
 
     def backward_together(self, xp, block, out, g, attrs, n):
-        return xp.broadcast_to((g * (1.0 / block.shape[1])).reshape(n, 1, -1), block.shape)
+        return (g * (1.0 / block.shape[1])).reshape(n, 1, -1).repeat(block.shape[1], axis=1)
 
     def forward_segments(self, xp, rows, counts, attrs, n):
         return segment_sums(xp, rows, counts) / _column(xp, counts, rows.dtype)

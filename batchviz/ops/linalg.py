@@ -79,22 +79,28 @@ def per_vector(xp, n: int) -> bool:
     return 1 < n <= PER_VECTOR_UP_TO and xp is np
 
 
-def _rows_times(xp, g, A):
+def _rows_times(xp, g, A, out=None):
     """``g @ A`` for the ``(n, rows)`` gradient ``g`` of a batch's products with a shared
-    ``A``: the gradient of their vectors (:func:`per_vector` says how)."""
+    ``A``: the gradient of their vectors (:func:`per_vector` says how); in ``out`` when it
+    is given."""
     if per_vector(xp, len(g)):
-        return xp.matmul(g[:, None, :], A)[:, 0, :]
-    return g @ A
+        if out is None:
+            return xp.matmul(g[:, None, :], A)[:, 0, :]
+        xp.matmul(g[:, None, :], A, out=out[:, None, :])
+        return out
+    return xp.matmul(g, A, out=out)
 
 
-def _mm_backward(xp, A, x, g, shared, need_A, need_x):
+def _mm_backward(xp, A, x, g, shared, need_A, need_x, out_x=None):
+    """The gradients ``(of A, of x)`` of ``A @ x`` (the one of a shared ``x``'s vectors
+    written in ``out_x`` when it is given: see ``Op.writes_gradients``)."""
     gA = gx = None
     if shared:
         if x.ndim == 2:
             if need_A:
                 gA = WeightGradient(g, x)
             if need_x:
-                gx = _rows_times(xp, g, A)
+                gx = _rows_times(xp, g, A, out_x)
         else:
             if need_A:  # columns are instances: one row per instance, n * c of them
                 gA = WeightGradient(_instances_as_rows(g), _instances_as_rows(x))
@@ -143,6 +149,7 @@ class MatMul(Op):
     name = "matmul"
     cheap = False
     arity = 2
+    writes_gradients = True
 
     def infer_shape(self, shapes, attrs):
         return _mm_shape(self, shapes[0], shapes[1])
@@ -158,9 +165,10 @@ class MatMul(Op):
         A, x = ins
         return _mm_forward(xp, A, x, A.ndim == 2)
 
-    def backward(self, xp, ins, out, g, attrs, n, needs):
+    def backward(self, xp, ins, out, g, attrs, n, needs, into=None):
         A, x = ins
-        return list(_mm_backward(xp, A, x, g, A.ndim == 2, needs[0], needs[1]))
+        return list(_mm_backward(xp, A, x, g, A.ndim == 2, needs[0], needs[1],
+                                 None if into is None else into[1]))
 
 
 def product_memo_key(op, graph, args: tuple) -> tuple:
@@ -240,13 +248,15 @@ class AffineArguments(Op):
                 total += term
         return total
 
-    def products_backward(self, xp, ins, g, needs, grads) -> list:
+    def products_backward(self, xp, ins, g, needs, grads, into=None) -> list:
         """Fill ``grads`` for every ``W_j`` and ``x_j`` position, given the gradient ``g`` of
-        ``W1 x1 + W2 x2 + ...``; the bias position is the op's own business."""
+        ``W1 x1 + W2 x2 + ...`` (the ``x_j``'s written in ``into``'s targets, where it has
+        them); the bias position is the op's own business."""
         for i in range(1, len(ins), 2):
             A = ins[i]
             grads[i], grads[i + 1] = _mm_backward(xp, A, ins[i + 1], g, A.ndim == 2,
-                                                  needs[i], needs[i + 1])
+                                                  needs[i], needs[i + 1],
+                                                  None if into is None else into[i + 1])
         return grads
 
     def memo_key(self, graph, args, attrs):
@@ -273,15 +283,16 @@ class AffineTransform(AffineArguments):
 
     #: the sum is formed in the batch's own segment: no result array copied in afterwards
     writes_output = True
+    writes_gradients = True
 
     def forward(self, xp, ins, attrs, n, out=None):
         return xp.add(self.products(xp, ins, rows=True), ins[0], out=out)
 
-    def backward(self, xp, ins, out, g, attrs, n, needs):
+    def backward(self, xp, ins, out, g, attrs, n, needs, into=None):
         grads = [None] * len(ins)
         if needs[0]:  # a shared bias: the sum of the rows, which the executor forms later
             grads[0] = RowSums(g) if ins[0].ndim == g.ndim - 1 else g
-        return self.products_backward(xp, ins, g, needs, grads)
+        return self.products_backward(xp, ins, g, needs, grads, into)
 
 
 class ActivatedAffine(AffineTransform):
@@ -308,7 +319,7 @@ class ActivatedAffine(AffineTransform):
             xp.maximum(out, 0.0, out=out)
         return out
 
-    def backward(self, xp, ins, out, g, attrs, n, needs):
+    def backward(self, xp, ins, out, g, attrs, n, needs, into=None):
         # the gradient times the activation's slope, from its value, in one new array
         # (the numbers of ``g * out * (1.0 - out)`` and ``g * (1.0 - out * out)``)
         if self.activation == "logistic":
@@ -320,7 +331,7 @@ class ActivatedAffine(AffineTransform):
             d *= g
         else:
             d = g * (out > 0)
-        return AffineTransform.backward(self, xp, ins, out, d, attrs, n, needs)
+        return AffineTransform.backward(self, xp, ins, out, d, attrs, n, needs, into)
 
 
 _MATMUL = register(MatMul())

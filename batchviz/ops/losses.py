@@ -28,20 +28,6 @@ def _log_softmax(xp, x):
     return shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
 
 
-def logsumexp(xp, x):
-    """``log(sum(exp(x)))`` over axis 1, with the maximum taken out first so that nothing
-    overflows; the axis is kept (size 1). A classification loss needs only this and the
-    picked score, ``-log softmax(x)[i] = logsumexp(x) - x[i]``: one pass over the scores
-    fewer than computing the whole ``log_softmax`` and picking from it."""
-    top = x.max(axis=1, keepdims=True)
-    e = x - top
-    xp.exp(e, out=e)
-    total = e.sum(axis=1, keepdims=True)
-    xp.log(total, out=total)
-    total += top
-    return total
-
-
 def _not_scalar(op, shapes):
     if len(shapes[0]) == 0:
         raise op.error("needs a vector or a matrix (normalised over its first axis), got a scalar")
@@ -234,25 +220,39 @@ class PickNegLogSoftmax(Op):
         return (self, graph.shapes[args[0]])  # the class index is checked by the constructor
 
     writes_output = True  # the losses are written straight into the batch's segment
+    writes_gradients = True
 
     def forward(self, xp, ins, attrs, n, out=None):
+        # -log softmax(x)[i] = log(sum(exp(x - top))) - (x[i] - top), top the maximum:
+        # the picked score read from the shifted ones, top cancels (no pass adds it back)
         x = ins[0]
-        rows = backend.to_device_index(np.asarray(attrs, dtype=np.int64))
-        return xp.subtract(logsumexp(xp, x)[:, 0], x[xp.arange(n), rows], out=out)
+        shifted = x - x.max(axis=1, keepdims=True)
+        picked = shifted.reshape(-1)[_picked_index(attrs, x.shape[1])]
+        xp.exp(shifted, out=shifted)
+        total = shifted.sum(axis=1)
+        xp.log(total, out=total)
+        return xp.subtract(total, picked, out=out)
 
-    def backward(self, xp, ins, out, g, attrs, n, needs):
-        # softmax(x) = exp(x - logsumexp(x)), and logsumexp(x) = loss + x[i]: the forward
-        # pass's output gives it back without another pass over the scores (the picked
-        # scores by one flat index, row * classes + class: cheaper than two index arrays)
-        x, classes = ins[0], ins[0].shape[1]
-        picked = backend.to_device_index(np.asarray(attrs, dtype=np.int64)
-                                         + np.arange(0, n * classes, classes))
-        lse = out + x.reshape(-1)[picked]
-        probs = x - lse[:, None]
+    def backward(self, xp, ins, out, g, attrs, n, needs, into=None):
+        # g softmax(x), less g at the picked class (DyNet's order of operations), where
+        # softmax(x) = exp(x - logsumexp(x)) and logsumexp(x) = loss + x[i] (the forward
+        # pass's output gives it back without another pass over the scores)
+        x = ins[0]
+        picked = _picked_index(attrs, x.shape[1])
+        lse = x.reshape(-1)[picked]
+        lse += out
+        probs = xp.subtract(x, lse[:, None], out=None if into is None else into[0])
         xp.exp(probs, out=probs)
-        probs.reshape(-1)[picked] -= 1.0
         probs *= g[:, None]
+        probs.reshape(-1)[picked] -= g
         return [probs]
+
+
+def _picked_index(classes_of_nodes, classes: int):
+    """The flat index ``row * classes + class`` of each node's class in a batch's ``(n,
+    classes)`` scores (cheaper to read and write by than a row index and a column index)."""
+    return backend.to_device_index(np.asarray(
+        [row * classes + c for row, c in enumerate(classes_of_nodes)], dtype=np.int64))
 
 
 class Hinge(Op):

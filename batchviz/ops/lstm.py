@@ -28,7 +28,7 @@ import numpy as np
 
 from ..backend import constant
 from .base import Op, register
-from .gradients import BlockGradient
+from .gradients import BlockGradient, RowSums
 from ._build import build, expression_list
 from .linalg import AffineArguments, _mm_shape, affine_terms
 
@@ -187,11 +187,13 @@ def gates_as_rows(xp, d):
 
 def bias_gradient(b, d):
     """The gradient of the gates' bias ``b`` from ``d``, the batch's gradient of the
-    pre-activations: a shared bias ``(D,)`` sums it over the batch (and over columns), a
-    stacked one ``(n, D)`` takes each node's own (summed over columns), a stacked one with
-    columns ``(n, D, m)`` is ``d`` itself."""
+    pre-activations: a shared bias ``(D,)`` sums it over the batch - for vectors as a
+    ``RowSums``, which the executor sums with the other steps' at the end, one reduction
+    for a whole sequence (as an affine transform's bias) - and over columns; a stacked one
+    ``(n, D)`` takes each node's own (summed over columns), a stacked one with columns
+    ``(n, D, m)`` is ``d`` itself."""
     if b.ndim == 1:
-        return d.sum(axis=(0, 2)) if d.ndim == 3 else d.sum(axis=0)
+        return d.sum(axis=(0, 2)) if d.ndim == 3 else RowSums(d)
     return d.sum(axis=2) if d.ndim > b.ndim else d
 
 

@@ -74,6 +74,7 @@ class LSTMStep(AffineArguments):
     cheap = False
     arity = None
     writes_output = True
+    writes_gradients = True
     shares_matrix_bias = False
 
     def infer_shape(self, shapes, attrs):
@@ -134,7 +135,7 @@ class LSTMStep(AffineArguments):
         h *= gates[-2]                                   # h = o * tanh(c)
         return out
 
-    def backward(self, xp, ins, out, g, attrs, n, needs):
+    def backward(self, xp, ins, out, g, attrs, n, needs, into=None):
         H, K = attrs[0]
         T = len(ins) - K
         # the gradient reaches h (its readers) and c (the next steps); nothing reads the gates
@@ -144,7 +145,7 @@ class LSTMStep(AffineArguments):
             for k in range(K):
                 if needs[T + k]:
                     grads[T + k] = d_cells[k]
-            return self._rows_backward(xp, ins[:T], d_rows, needs, grads)
+            return self._rows_backward(xp, ins[:T], d_rows, needs, grads, into)
         unit = constant(xp, 1.0, g)
         gh, gc = g[0], g[1]
         c, acts = out[1], out[2:]                        # acts: [i, f_1..f_K, o, u]
@@ -162,8 +163,9 @@ class LSTMStep(AffineArguments):
         grads = [None] * len(ins)
         for k in range(K):
             xp.multiply(dc, ins[T + k], out=d[1 + k])    # d f_k = dc c_k
-            if needs[T + k]:
-                grads[T + k] = dc * acts[1 + k]          # d c_k = dc f_k
+            if needs[T + k]:                             # d c_k = dc f_k
+                grads[T + k] = xp.multiply(dc, acts[1 + k], out=None if into is None
+                                           else into[T + k])
         # times the activations' derivatives: s (1 - s) for the sigmoids, 1 - u^2 for u
         slope = xp.subtract(unit, acts)
         slope *= acts
@@ -171,19 +173,19 @@ class LSTMStep(AffineArguments):
         xp.multiply(u, u, out=du)
         xp.subtract(unit, du, out=du)
         d *= slope
-        return self._terms_backward(xp, ins[:T], d, needs, grads)
+        return self._terms_backward(xp, ins[:T], d, needs, grads, into)
 
-    def _terms_backward(self, xp, terms, d, needs, grads) -> list:
+    def _terms_backward(self, xp, terms, d, needs, grads, into=None) -> list:
         """The bias's, weights' and inputs' gradients from ``d``, the gradient of the gates'
-        pre-activations block by block."""
-        return self._rows_backward(xp, terms, gates_as_rows(xp, d), needs, grads)
+        pre-activations block by block (the inputs' written in ``into``'s targets)."""
+        return self._rows_backward(xp, terms, gates_as_rows(xp, d), needs, grads, into)
 
-    def _rows_backward(self, xp, terms, d_rows, needs, grads) -> list:
+    def _rows_backward(self, xp, terms, d_rows, needs, grads, into=None) -> list:
         """:meth:`_terms_backward` from the gradient already as one row per node,
         ``(n, (K + 3) H) + columns``: the layout of the products' gradients."""
         if needs[0]:
             grads[0] = bias_gradient(terms[0], d_rows)
-        return self.products_backward(xp, terms, d_rows, needs, grads)
+        return self.products_backward(xp, terms, d_rows, needs, grads, into)
 
     def describe_signature(self, key, graph=None):
         """``lstm_step-h256-K1-...``: hidden size, number of previous cells, then the terms

@@ -57,6 +57,7 @@ class Trainer(BatchvizTrainer):
         self.sparse_updates_enabled = True
         self._slots: dict = {}  # id(lookup parameter) -> its arrays
         self._dense = None      # see _layout
+        self._work = None       # see _scratch
         self._clips = None      # device count of clipped updates since the last status()
         self._updates_since_status = 0
 
@@ -172,8 +173,8 @@ class Trainer(BatchvizTrainer):
         if len(rows) == 0:
             return
         slots = self._slots_of(p)
-        values, picked = p._p._array[rows], [s[rows] for s in slots]
-        self._apply(p, values, grad[rows], scale, picked)
+        values, picked = p._p._array.take(rows, axis=0), [s.take(rows, axis=0) for s in slots]
+        self._apply(p, values, grad.take(rows, axis=0), scale, picked)
         p._p._array[rows] = values
         for s, v in zip(slots, picked):
             s[rows] = v
@@ -181,7 +182,9 @@ class Trainer(BatchvizTrainer):
     def _apply(self, p, values, grad, scale, slots) -> None:
         """The rule on ``values``, all of the parameter ``p``'s, some rows of a table's, or
         a run of dense parameters from ``p`` on (flat), with the gradient ``grad * scale``:
-        :meth:`rule` unless the rule needs to know which (a subclass says).
+        :meth:`rule` unless the rule needs to know which (a subclass says). The gradient is
+        scaled in place: it is cleared after the update (and a table's rows without a
+        gradient are zero, and stay zero).
 
         On NumPy, more than :data:`PIECE_BYTES` of values go through the rule piece by
         piece. Each NumPy operation of a rule is a pass over its arrays (Adam's are a
@@ -192,12 +195,25 @@ class Trainer(BatchvizTrainer):
         arrays = [values, grad, *slots]
         if (values.size <= step or state.xp is not np
                 or not all(a.flags.c_contiguous for a in arrays)):
-            self.rule(values, scaled(grad, scale), slots)
+            self.rule(values, scaled(grad, scale, out=grad), slots)
             return
         values, grad, *slots = (a.reshape(-1) for a in arrays)
         for start in range(0, values.size, step):
             piece = slice(start, start + step)
-            self.rule(values[piece], scaled(grad[piece], scale), [s[piece] for s in slots])
+            g = grad[piece]
+            self.rule(values[piece], scaled(g, scale, out=g), [s[piece] for s in slots])
+
+    def _scratch(self, like) -> tuple:
+        """Two arrays shaped as ``like`` for a rule to work in (:func:`adam_update`'s),
+        views of two kept from update to update (made again when too small): an update
+        goes through the rule once per run of parameters, piece and table, and new arrays
+        of a piece's size would be allocated and faulted in every time."""
+        kept = self._work
+        if kept is None or kept[0].size < like.size or kept[0].dtype != like.dtype \
+                or type(kept[0]) is not type(like):
+            kept = self._work = (state.xp.empty(like.size, dtype=like.dtype),
+                                 state.xp.empty(like.size, dtype=like.dtype))
+        return tuple(a[:like.size].reshape(like.shape) for a in kept)
 
     def _slots_of(self, p) -> list:
         """A lookup table's moments (the dense parameters' are :meth:`_layout`'s)."""
@@ -218,7 +234,7 @@ class Trainer(BatchvizTrainer):
 
     def restart(self, learning_rate=None) -> None:
         """Forget the moments (momentum, Adam's averages); optionally a new learning rate."""
-        self._slots, self._dense = {}, None
+        self._slots, self._dense, self._work = {}, None, None
         if learning_rate is not None:
             self.learning_rate = float(learning_rate)
 
@@ -373,7 +389,8 @@ class AdamTrainer(Trainer):
         """Adam's rule (:func:`batchviz.nn.trainers.adam_update`), at step ``updates + 1``."""
         b1, b2, t = self.beta_1, self.beta_2, self.updates + 1
         rate = self.learning_rate * (1.0 - b2 ** t) ** 0.5 / (1.0 - b1 ** t)
-        adam_update(state.xp, values, g, slots[0], slots[1], rate, b1, b2, self.eps)
+        adam_update(state.xp, values, g, slots[0], slots[1], rate, b1, b2, self.eps,
+                    self._scratch(g))
 
 
 class AmsgradTrainer(AdamTrainer):

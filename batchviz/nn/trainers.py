@@ -65,15 +65,17 @@ class Trainer:
         raise NotImplementedError
 
 
-def scaled(grad, scale):
-    """``grad * scale`` (``scale``: from :meth:`Trainer._clip_scale`), or ``grad`` itself when
-    the scale is exactly 1 and on the host (no clipping this step, on NumPy): the same
-    values without another pass over every gradient. The update rules only read it. (On a
-    GPU the scale stays on the device, where reading it would wait for the device.)"""
+def scaled(grad, scale, out=None):
+    """``grad * scale`` (``scale``: from :meth:`Trainer._clip_scale`), written into ``out``
+    when given (``out=grad`` scales the gradient in place, where it is not read again), or
+    ``grad`` itself when the scale is exactly 1 and on the host (no clipping this step, on
+    NumPy): the same values without another pass over every gradient. The update rules only
+    read it. (On a GPU the scale stays on the device, where reading it would wait for the
+    device.)"""
     if type(scale) is float or state.xp is np:
         if scale == 1.0:
             return grad
-    return grad * scale
+    return state.xp.multiply(grad, scale, out=out)
 
 
 class SGDTrainer(Trainer):
@@ -132,22 +134,27 @@ class AdamTrainer(Trainer):
 
 
 def adam_update(xp, values, g, m, v, rate: float, beta1: float, beta2: float,
-                eps: float) -> None:
+                eps: float, scratch=None) -> None:
     """Adam's rule, in place: the moments ``m`` and ``v`` take in the gradient ``g``, and
     ``values -= rate * m / (sqrt(v) + eps)`` (``rate``: the learning rate with the bias
-    corrections). It goes through two scratch arrays: an output layer's weights are
-    megabytes, and each temporary of the written-out formula would be another pass over
-    them (the same operations, in the same order, as that formula). DyNet's AdamTrainer
-    (:mod:`batchviz.dynet.trainers`) runs this rule too."""
-    scratch = g * (1.0 - beta1)
+    corrections). Every operation writes into an array that exists (``out=``): the two
+    arrays of ``scratch``, shaped as ``g`` (made here when not given; a trainer keeps its
+    own from update to update), hold what is in between. An output layer's weights are
+    megabytes, and each temporary of the written-out formula would be another array to
+    allocate and fill (the same operations, in the same order, as that formula). DyNet's
+    AdamTrainer (:mod:`batchviz.dynet.trainers`) runs this rule too."""
+    if scratch is None:
+        scratch = (xp.empty_like(g), xp.empty_like(g))
+    work, step = scratch
+    xp.multiply(g, 1.0 - beta1, out=work)
     m *= beta1
-    m += scratch
-    xp.multiply(g, 1.0 - beta2, out=scratch)
-    scratch *= g
+    m += work
+    xp.multiply(g, 1.0 - beta2, out=work)
+    work *= g
     v *= beta2
-    v += scratch
-    step = m * rate
-    xp.sqrt(v, out=scratch)
-    scratch += eps
-    step /= scratch
+    v += work
+    xp.multiply(m, rate, out=step)
+    xp.sqrt(v, out=work)
+    work += eps
+    step /= work
     values -= step

@@ -206,8 +206,10 @@ class Trainer(BatchvizTrainer):
     def _scratch(self, like) -> tuple:
         """Two arrays shaped as ``like`` for a rule to work in (:func:`adam_update`'s),
         views of two kept from update to update (made again when too small): an update
-        goes through the rule once per run of parameters, piece and table, and new arrays
-        of a piece's size would be allocated and faulted in every time."""
+        goes through the rule once per run of parameters, piece and table, and would
+        otherwise allocate arrays of a piece's size each time, whose cost depends on the
+        allocator (one that gives such memory back to the system has it faulted in again,
+        page by page, on the next pass)."""
         kept = self._work
         if kept is None or kept[0].size < like.size or kept[0].dtype != like.dtype \
                 or type(kept[0]) is not type(like):

@@ -4,11 +4,11 @@ They extend batchviz's :class:`~batchviz.nn.Trainer` (whose global-norm clipping
 the gradients are scaled by ``threshold / norm`` when their norm exceeds the threshold, 5
 by default; ``set_clip_threshold(t)`` with ``t <= 0`` turns it off). With clipping on, a
 norm that is NaN or infinite stops the update with DyNet's error, "Magnitude of gradient
-is bad", before any parameter changes. An update applies the
-rule to every parameter of the collection whose ``is_updated()`` is true and clears its
-gradient. A lookup table is updated row by row, only on the rows that got a gradient, when
-sparse updates are on (DyNet's default; ``set_sparse_updates(False)`` updates whole
-tables, which changes the result for the rules with state, such as Adam).
+is bad", before any parameter changes. An update applies the rule to every parameter of
+the collection whose ``is_updated()`` is true and clears its gradient. A lookup table is
+updated row by row, only on the rows that got a gradient, when sparse updates are on
+(DyNet's default; ``set_sparse_updates(False)`` updates whole tables, which changes the
+result for the rules with state, such as Adam).
 
 ``EGTrainer`` (:mod:`.eg_trainer`) is the odd one: its rule keeps every parameter a
 probability distribution (each row of a table one distribution), for parameters that are
@@ -29,8 +29,8 @@ from .parameters import LookupParameters
 
 
 #: the size of the pieces in which a large parameter goes through an update rule on NumPy
-#: (:meth:`Trainer._apply`): a quarter of a megabyte an array, so that the five arrays of
-#: an Adam update (values, gradient, two moments, a scratch array) stay in the cache
+#: (:meth:`Trainer._apply`): a quarter of a megabyte an array, so that the six arrays of an
+#: Adam update (values, gradient, two moments, two scratch arrays) stay in the cache
 PIECE_BYTES = 1 << 18
 
 
@@ -57,7 +57,6 @@ class Trainer(BatchvizTrainer):
         self.sparse_updates_enabled = True
         self._slots: dict = {}  # id(lookup parameter) -> its arrays
         self._dense = None      # see _layout
-        self._work = None       # see _scratch
         self._clips = None      # device count of clipped updates since the last status()
         self._updates_since_status = 0
 
@@ -181,10 +180,9 @@ class Trainer(BatchvizTrainer):
 
     def _apply(self, p, values, grad, scale, slots) -> None:
         """The rule on ``values``, all of the parameter ``p``'s, some rows of a table's, or
-        a run of dense parameters from ``p`` on (flat), with the gradient ``grad * scale``:
-        :meth:`rule` unless the rule needs to know which (a subclass says). The gradient is
-        scaled in place: it is cleared after the update (and a table's rows without a
-        gradient are zero, and stay zero).
+        a run of dense parameters from ``p`` on (flat), with the gradient ``grad * scale``
+        (scaled in place, as it is cleared after the update): :meth:`rule` unless the rule
+        needs to know which (a subclass says).
 
         On NumPy, more than :data:`PIECE_BYTES` of values go through the rule piece by
         piece. Each NumPy operation of a rule is a pass over its arrays (Adam's are a
@@ -199,23 +197,8 @@ class Trainer(BatchvizTrainer):
             return
         values, grad, *slots = (a.reshape(-1) for a in arrays)
         for start in range(0, values.size, step):
-            piece = slice(start, start + step)
-            g = grad[piece]
+            piece, g = slice(start, start + step), grad[start:start + step]
             self.rule(values[piece], scaled(g, scale, out=g), [s[piece] for s in slots])
-
-    def _scratch(self, like) -> tuple:
-        """Two arrays shaped as ``like`` for a rule to work in (:func:`adam_update`'s),
-        views of two kept from update to update (made again when too small): an update
-        goes through the rule once per run of parameters, piece and table, and would
-        otherwise allocate arrays of a piece's size each time, whose cost depends on the
-        allocator (one that gives such memory back to the system has it faulted in again,
-        page by page, on the next pass)."""
-        kept = self._work
-        if kept is None or kept[0].size < like.size or kept[0].dtype != like.dtype \
-                or type(kept[0]) is not type(like):
-            kept = self._work = (state.xp.empty(like.size, dtype=like.dtype),
-                                 state.xp.empty(like.size, dtype=like.dtype))
-        return tuple(a[:like.size].reshape(like.shape) for a in kept)
 
     def _slots_of(self, p) -> list:
         """A lookup table's moments (the dense parameters' are :meth:`_layout`'s)."""
@@ -236,7 +219,7 @@ class Trainer(BatchvizTrainer):
 
     def restart(self, learning_rate=None) -> None:
         """Forget the moments (momentum, Adam's averages); optionally a new learning rate."""
-        self._slots, self._dense, self._work = {}, None, None
+        self._slots, self._dense = {}, None
         if learning_rate is not None:
             self.learning_rate = float(learning_rate)
 
@@ -391,8 +374,7 @@ class AdamTrainer(Trainer):
         """Adam's rule (:func:`batchviz.nn.trainers.adam_update`), at step ``updates + 1``."""
         b1, b2, t = self.beta_1, self.beta_2, self.updates + 1
         rate = self.learning_rate * (1.0 - b2 ** t) ** 0.5 / (1.0 - b1 ** t)
-        adam_update(state.xp, values, g, slots[0], slots[1], rate, b1, b2, self.eps,
-                    self._scratch(g))
+        adam_update(state.xp, values, g, *slots, rate, b1, b2, self.eps, self._scratch.like(g))
 
 
 class AmsgradTrainer(AdamTrainer):

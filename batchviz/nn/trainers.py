@@ -122,7 +122,7 @@ class AdamTrainer(Trainer):
             moments = (xp.zeros_like(grad), xp.zeros_like(grad))
             self._moments[id(p)] = moments
         m, v = moments
-        g = scaled(grad, scale, out=grad)   # (in place: the gradient is zeroed right after)
+        g = scaled(grad, scale)
         t = self.updates
         eta = self.learning_rate * (1.0 - self.beta2 ** t) ** 0.5 / (1.0 - self.beta1 ** t)
         if isinstance(p, LookupParameters):

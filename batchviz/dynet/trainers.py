@@ -4,11 +4,11 @@ They extend batchviz's :class:`~batchviz.nn.Trainer` (whose global-norm clipping
 the gradients are scaled by ``threshold / norm`` when their norm exceeds the threshold, 5
 by default; ``set_clip_threshold(t)`` with ``t <= 0`` turns it off). With clipping on, a
 norm that is NaN or infinite stops the update with DyNet's error, "Magnitude of gradient
-is bad", before any parameter changes. An update applies the rule to every parameter of
-the collection whose ``is_updated()`` is true and clears its gradient. A lookup table is
-updated row by row, only on the rows that got a gradient, when sparse updates are on
-(DyNet's default; ``set_sparse_updates(False)`` updates whole tables, which changes the
-result for the rules with state, such as Adam).
+is bad", before any parameter changes. An update applies the
+rule to every parameter of the collection whose ``is_updated()`` is true and clears its
+gradient. A lookup table is updated row by row, only on the rows that got a gradient, when
+sparse updates are on (DyNet's default; ``set_sparse_updates(False)`` updates whole
+tables, which changes the result for the rules with state, such as Adam).
 
 ``EGTrainer`` (:mod:`.eg_trainer`) is the odd one: its rule keeps every parameter a
 probability distribution (each row of a table one distribution), for parameters that are
@@ -29,8 +29,8 @@ from .parameters import LookupParameters
 
 
 #: the size of the pieces in which a large parameter goes through an update rule on NumPy
-#: (:meth:`Trainer._apply`): a quarter of a megabyte an array, so that the six arrays of an
-#: Adam update (values, gradient, two moments, two scratch arrays) stay in the cache
+#: (:meth:`Trainer._apply`): a quarter of a megabyte an array, so that the five arrays of
+#: an Adam update (values, gradient, two moments, a scratch array) stay in the cache
 PIECE_BYTES = 1 << 18
 
 
@@ -374,7 +374,7 @@ class AdamTrainer(Trainer):
         """Adam's rule (:func:`batchviz.nn.trainers.adam_update`), at step ``updates + 1``."""
         b1, b2, t = self.beta_1, self.beta_2, self.updates + 1
         rate = self.learning_rate * (1.0 - b2 ** t) ** 0.5 / (1.0 - b1 ** t)
-        adam_update(state.xp, values, g, *slots, rate, b1, b2, self.eps, self._scratch.like(g))
+        adam_update(state.xp, values, g, slots[0], slots[1], rate, b1, b2, self.eps)
 
 
 class AmsgradTrainer(AdamTrainer):

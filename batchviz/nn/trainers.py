@@ -30,7 +30,6 @@ class Trainer:
         self.clip_threshold = clip_threshold
         self.updates = 0
         self.last_gradient_norm = None  # a device scalar: read it with float() when needed
-        self._scratch = Scratch()       # arrays for the update rule to work in
 
     def update(self) -> None:
         """Apply the accumulated gradients of every parameter, then zero them."""
@@ -131,54 +130,26 @@ class AdamTrainer(Trainer):
             v[...] = xp.where(touched, self.beta2 * v + (1.0 - self.beta2) * g * g, v)
             p._array -= xp.where(touched, eta * m / (xp.sqrt(v) + self.eps), 0.0).astype(grad.dtype)
             return
-        adam_update(xp, p._array, g, m, v, eta, self.beta1, self.beta2, self.eps,
-                    self._scratch.like(g))
-
-
-class Scratch:
-    """Two arrays for an update rule to work in (:func:`adam_update`'s), kept from update
-    to update and handed out as views shaped as the gradient (made again when too small,
-    or for another dtype or backend). A trainer goes through its rule once per parameter,
-    run of parameters, piece or table at every update, and would otherwise allocate arrays
-    of that size each time, whose cost depends on the allocator (one that gives such memory
-    back to the system has it faulted in again, page by page, on the next pass)."""
-
-    __slots__ = ("arrays",)
-
-    def __init__(self):
-        self.arrays = None
-
-    def like(self, g) -> tuple:
-        """Two arrays shaped as ``g``, of its dtype, their contents undefined."""
-        kept = self.arrays
-        if kept is None or kept[0].size < g.size or kept[0].dtype != g.dtype \
-                or type(kept[0]) is not type(g):
-            kept = self.arrays = tuple(state.xp.empty(g.size, dtype=g.dtype) for _ in range(2))
-        return tuple(a[:g.size].reshape(g.shape) for a in kept)
+        adam_update(xp, p._array, g, m, v, eta, self.beta1, self.beta2, self.eps)
 
 
 def adam_update(xp, values, g, m, v, rate: float, beta1: float, beta2: float,
-                eps: float, scratch=None) -> None:
+                eps: float) -> None:
     """Adam's rule, in place: the moments ``m`` and ``v`` take in the gradient ``g``, and
     ``values -= rate * m / (sqrt(v) + eps)`` (``rate``: the learning rate with the bias
-    corrections). Every operation writes into an array that exists (``out=``): the two
-    arrays of ``scratch``, shaped as ``g`` (made here when not given; a trainer keeps them
-    in a :class:`Scratch`), hold what is in between. An output layer's weights are
-    megabytes, and each temporary of the written-out formula would be another array to
-    allocate and fill (the same operations, in the same order, as that formula). DyNet's
-    AdamTrainer (:mod:`batchviz.dynet.trainers`) runs this rule too."""
-    if scratch is None:
-        scratch = (xp.empty_like(g), xp.empty_like(g))
-    work, step = scratch
-    xp.multiply(g, 1.0 - beta1, out=work)
+    corrections). It goes through two scratch arrays: an output layer's weights are
+    megabytes, and each temporary of the written-out formula would be another pass over
+    them (the same operations, in the same order, as that formula). DyNet's AdamTrainer
+    (:mod:`batchviz.dynet.trainers`) runs this rule too."""
+    scratch = g * (1.0 - beta1)
     m *= beta1
-    m += work
-    xp.multiply(g, 1.0 - beta2, out=work)
-    work *= g
+    m += scratch
+    xp.multiply(g, 1.0 - beta2, out=scratch)
+    scratch *= g
     v *= beta2
-    v += work
-    xp.multiply(m, rate, out=step)
-    xp.sqrt(v, out=work)
-    work += eps
-    step /= work
+    v += scratch
+    step = m * rate
+    xp.sqrt(v, out=scratch)
+    scratch += eps
+    step /= scratch
     values -= step

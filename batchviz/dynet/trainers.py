@@ -172,16 +172,17 @@ class Trainer(BatchvizTrainer):
         if len(rows) == 0:
             return
         slots = self._slots_of(p)
-        values, picked = p._p._array[rows], [s[rows] for s in slots]
-        self._apply(p, values, grad[rows], scale, picked)
+        values, picked = p._p._array.take(rows, axis=0), [s.take(rows, axis=0) for s in slots]
+        self._apply(p, values, grad.take(rows, axis=0), scale, picked)
         p._p._array[rows] = values
         for s, v in zip(slots, picked):
             s[rows] = v
 
     def _apply(self, p, values, grad, scale, slots) -> None:
         """The rule on ``values``, all of the parameter ``p``'s, some rows of a table's, or
-        a run of dense parameters from ``p`` on (flat), with the gradient ``grad * scale``:
-        :meth:`rule` unless the rule needs to know which (a subclass says).
+        a run of dense parameters from ``p`` on (flat), with the gradient ``grad * scale``
+        (scaled in place, as it is cleared after the update): :meth:`rule` unless the rule
+        needs to know which (a subclass says).
 
         On NumPy, more than :data:`PIECE_BYTES` of values go through the rule piece by
         piece. Each NumPy operation of a rule is a pass over its arrays (Adam's are a
@@ -192,12 +193,12 @@ class Trainer(BatchvizTrainer):
         arrays = [values, grad, *slots]
         if (values.size <= step or state.xp is not np
                 or not all(a.flags.c_contiguous for a in arrays)):
-            self.rule(values, scaled(grad, scale), slots)
+            self.rule(values, scaled(grad, scale, out=grad), slots)
             return
         values, grad, *slots = (a.reshape(-1) for a in arrays)
         for start in range(0, values.size, step):
-            piece = slice(start, start + step)
-            self.rule(values[piece], scaled(grad[piece], scale), [s[piece] for s in slots])
+            piece, g = slice(start, start + step), grad[start:start + step]
+            self.rule(values[piece], scaled(g, scale, out=g), [s[piece] for s in slots])
 
     def _slots_of(self, p) -> list:
         """A lookup table's moments (the dense parameters' are :meth:`_layout`'s)."""

@@ -65,15 +65,17 @@ class Trainer:
         raise NotImplementedError
 
 
-def scaled(grad, scale):
-    """``grad * scale`` (``scale``: from :meth:`Trainer._clip_scale`), or ``grad`` itself when
-    the scale is exactly 1 and on the host (no clipping this step, on NumPy): the same
-    values without another pass over every gradient. The update rules only read it. (On a
-    GPU the scale stays on the device, where reading it would wait for the device.)"""
+def scaled(grad, scale, out=None):
+    """``grad * scale`` (``scale``: from :meth:`Trainer._clip_scale`), written into ``out``
+    when given (``out=grad`` scales the gradient in place, where it is not read again), or
+    ``grad`` itself when the scale is exactly 1 and on the host (no clipping this step, on
+    NumPy): the same values without another pass over every gradient. The update rules only
+    read it. (On a GPU the scale stays on the device, where reading it would wait for the
+    device.)"""
     if type(scale) is float or state.xp is np:
         if scale == 1.0:
             return grad
-    return grad * scale
+    return state.xp.multiply(grad, scale, out=out)
 
 
 class SGDTrainer(Trainer):

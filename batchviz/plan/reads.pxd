@@ -3,6 +3,7 @@
 import cython
 
 from batchviz.plan.layout cimport Layout
+from batchviz.plan.planner cimport BatchPlan
 
 
 cpdef record(kind, tuple fields)
@@ -14,7 +15,7 @@ cdef dict _SHARED
 cpdef shared_read(node)
 
 
-@cython.locals(owner=Py_ssize_t)
+@cython.locals(owner=Py_ssize_t, batch=BatchPlan)
 cpdef read_of(Layout layout, tuple nodes, sizes, batch_axis, Py_ssize_t block=*)
 
 
@@ -23,9 +24,10 @@ cpdef read_of(Layout layout, tuple nodes, sizes, batch_axis, Py_ssize_t block=*)
 cpdef read_at(Layout layout, tuple nodes, list addresses, sizes, batch_axis)
 
 
-cpdef _whole_batch(batch, sizes, Py_ssize_t block)
+cpdef _whole_batch(BatchPlan batch, sizes, Py_ssize_t block)
 
 
 @cython.locals(first=Py_ssize_t, lowest=Py_ssize_t, highest=Py_ssize_t, step=Py_ssize_t,
                expected=Py_ssize_t, address=Py_ssize_t)
 cpdef tuple _extent(list addresses)
+

@@ -4,7 +4,7 @@ import cython
 
 from batchviz.graph cimport LazyGraph
 from batchviz.plan.layout cimport Layout
-from batchviz.plan cimport reads as read_rules
+from batchviz.plan.reads cimport read_of, shared_read
 from batchviz.signature cimport SignatureInfo, size_of
 
 

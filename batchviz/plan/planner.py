@@ -14,8 +14,7 @@ from typing import NamedTuple
 
 from ..signature import size_of
 from .layout import Layout, place_batches
-from . import reads as read_rules
-from .reads import COPIES, Shared, Strided, View, elements_copied
+from .reads import COPIES, Shared, Strided, View, elements_copied, read_of, shared_read
 
 
 @dataclass(frozen=True)
@@ -160,11 +159,11 @@ def _read_positions(shapes: list, layout: Layout, positions: list, sizes, elemen
     for j in range(len(positions)):
         nodes = positions[j]
         if j in shared:
-            reads.append(read_rules.shared_read(nodes[0]))
+            reads.append(shared_read(nodes[0]))
             continue
         size = sizes if elementwise else size_of(shapes[nodes[0]])
         block = block_of.get(j, 0) if block_of else 0  # which block of what the nodes keep
-        reads.append(read_rules.read_of(layout, nodes, size, not elementwise, block))
+        reads.append(read_of(layout, nodes, size, not elementwise, block))
     return reads
 
 
@@ -184,7 +183,7 @@ def _read_together(layout: Layout, args: tuple, nodes: tuple, size: int) -> tupl
     ``(n, k, size)`` when every node has ``k`` arguments (counts None), else
     ``(rows, size)`` with each node's number of arguments (an ``Op.any_arity`` op)."""
     n, k = len(args), len(args[0])
-    read = read_rules.read_of(layout, nodes, size, False)
+    read = read_of(layout, nodes, size, False)
     if len(nodes) == n * k and (n == 1 or all(len(a) == k for a in args)):
         return [read], [(n, k, size)], None
     return [read], [(len(nodes), size)], list(map(len, args))

@@ -3,7 +3,6 @@
 import cython
 
 from batchviz.plan.layout cimport Layout
-from batchviz.plan.planner cimport BatchPlan
 
 
 cpdef record(kind, tuple fields)
@@ -15,7 +14,7 @@ cdef dict _SHARED
 cpdef shared_read(node)
 
 
-@cython.locals(owner=Py_ssize_t, batch=BatchPlan)
+@cython.locals(owner=Py_ssize_t)
 cpdef read_of(Layout layout, tuple nodes, sizes, batch_axis, Py_ssize_t block=*)
 
 
@@ -24,10 +23,9 @@ cpdef read_of(Layout layout, tuple nodes, sizes, batch_axis, Py_ssize_t block=*)
 cpdef read_at(Layout layout, tuple nodes, list addresses, sizes, batch_axis)
 
 
-cpdef _whole_batch(BatchPlan batch, sizes, Py_ssize_t block)
+cpdef _whole_batch(batch, sizes, Py_ssize_t block)
 
 
 @cython.locals(first=Py_ssize_t, lowest=Py_ssize_t, highest=Py_ssize_t, step=Py_ssize_t,
                expected=Py_ssize_t, address=Py_ssize_t)
 cpdef tuple _extent(list addresses)
-

@@ -23,7 +23,8 @@ cdef class Layout:
     cdef public object next_address
     cdef public list batches
 
-    @cython.locals(bases=list, low=Py_ssize_t, high=Py_ssize_t, middle=Py_ssize_t)
+    @cython.locals(bases=list, low=Py_ssize_t, high=Py_ssize_t, middle=Py_ssize_t,
+                    base=Py_ssize_t)
     cpdef Py_ssize_t arena_of(self, Py_ssize_t address) except? -2
 
     @cython.locals(address=list, addresses=list, node=Py_ssize_t)

@@ -74,7 +74,8 @@ class Layout:
         low, high = 0, len(bases)
         while low < high:  # bases[:low] are at or below ``address``, bases[high:] above
             middle = (low + high) // 2
-            if bases[middle] <= address:
+            base = bases[middle]  # (compiled: a C integer, compared without making a PyLong)
+            if base <= address:
                 low = middle + 1
             else:
                 high = middle

@@ -103,14 +103,16 @@ def run_agenda(view, rule: Rule, log=None) -> list:
     ``log`` (:class:`~batchviz.schedule.decisions.DecisionLog`), every step is recorded."""
     agenda = Agenda(view)
     batches = []
+    # the rule's methods, looked up once, not at every step
+    choose, take, ran = rule.choose, rule.nodes, rule.ran
     while agenda:
-        signature = rule.choose(agenda)
-        nodes = rule.nodes(signature, agenda)
+        signature = choose(agenda)
+        nodes = take(signature, agenda)
         if log is not None:
             log.record(agenda, rule, signature,
                        agenda.ready[signature] if nodes is None else nodes)
         batch, ready = agenda.run(signature, nodes)
-        rule.ran(signature, batch, ready)
+        ran(signature, batch, ready)
         batches.append(batch)
     return batches
 

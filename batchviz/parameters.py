@@ -173,7 +173,7 @@ class LookupBase(ParameterBase):
         if self._grad_rows is None:
             return xp.nonzero(xp.any(grad != 0, axis=1))[0]
         added = self._added_rows()
-        return added[xp.any(grad.take(added, axis=0) != 0, axis=1)]
+        return added[xp.any(grad[added] != 0, axis=1)]
 
     def squared_grad_norm(self):
         """As a dense parameter's, over the rows added to when they are known: the other
@@ -181,7 +181,7 @@ class LookupBase(ParameterBase):
         too, takes the norm of a lookup table's gradient over its updated rows)."""
         if self._grad_rows is None:
             return super().squared_grad_norm()
-        added = self._grad.take(self._added_rows(), axis=0).reshape(-1)
+        added = self._grad[self._added_rows()].reshape(-1)
         return state.xp.dot(added, added)
 
     def zero_grad(self) -> None:
@@ -200,7 +200,7 @@ class LookupBase(ParameterBase):
         if not self._grad_rows:
             return xp.zeros(0, dtype=np.int64)
         if self._unique_rows is None:  # (an update asks twice: for the norm, for the rows)
-            self._unique_rows = sorted_unique(xp, xp.concatenate(self._grad_rows))
+            self._unique_rows = xp.unique(xp.concatenate(self._grad_rows))
         return self._unique_rows
 
     def _accumulator(self):
@@ -212,18 +212,6 @@ class LookupBase(ParameterBase):
     def _convert(self, xp, dtype) -> None:
         self._zeroed_grad = None
         super()._convert(xp, dtype)
-
-
-def sorted_unique(xp, indices):
-    """``xp.unique(indices)`` of a 1-d array of indices: sorted, each once. It is written
-    out, a sort and a look at each one's neighbour, because NumPy's ``unique`` takes tens
-    of microseconds more on the few hundred rows a step adds to a table (it is built for
-    any array and any of its options), at every update."""
-    ordered = xp.sort(indices)
-    first = xp.empty(ordered.shape, dtype=bool)   # is it the first of its run of equals?
-    first[:1] = True
-    xp.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    return ordered[first]
 
 
 class DenseStore:

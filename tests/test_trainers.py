@@ -133,16 +133,6 @@ def test_a_lookup_gradient_knows_its_rows_and_zeroes_only_them(float64):
     np.testing.assert_array_equal(rows_with_gradient(E), [2])
 
 
-def test_the_rows_added_to_are_sorted_and_each_once():
-    """A table's rows added to (sorted_unique, NumPy's unique written out for its speed on
-    a step's few hundred rows) are np.unique's: sorted, each once, none for no rows."""
-    from batchviz.parameters import sorted_unique
-    rng = np.random.default_rng(0)
-    for n in (0, 1, 2, 7, 300):
-        rows = rng.integers(0, 40, n)
-        np.testing.assert_array_equal(sorted_unique(np, rows), np.unique(rows))
-
-
 def test_sgd_learning_rate_decay():
     model, W, E = quadratic_model()
     trainer = SGDTrainer(model, learning_rate=0.5, decay=0.25)

@@ -6,19 +6,23 @@
 # benchmarks/hosttime.py times by replacing them.)
 import cython
 
+from batchviz.execute.forward cimport BatchRun
+from batchviz.plan.planner cimport BatchPlan
+
 
 @cython.locals(reached=bytearray, weight_terms=dict, check=bint, defer=bint, ran=Py_ssize_t,
-               scatters=Py_ssize_t, b=Py_ssize_t, need=bint, position=Py_ssize_t, into=list)
+               scatters=Py_ssize_t, b=Py_ssize_t, need=bint, position=Py_ssize_t, into=list,
+               batch=BatchPlan, run=BatchRun)
 cpdef tuple execute_backward(graph, loss, xp, bint keep=*)
 
 
 @cython.locals(n=Py_ssize_t)
-cpdef backward_kernel(batch, run, list grads, xp, list into=*)
+cpdef backward_kernel(BatchPlan batch, BatchRun run, list grads, xp, list into=*)
 
 
 @cython.locals(reads=tuple, needs=tuple, origins=tuple, blocks=list, into=list,
                position=Py_ssize_t, origin=tuple, start=Py_ssize_t)
-cpdef list _untouched_targets(batch, run, list grads, bytearray reached)
+cpdef list _untouched_targets(BatchPlan batch, BatchRun run, list grads, bytearray reached)
 
 
 cpdef _add_terms(xp, target, bint new, list terms)

@@ -378,7 +378,9 @@ def _state(proc) -> str:
 
 def test_floor_benchmark_times_each_rows_kernels_alone(tmp_path, capsys):
     """``python -m benchmarks floor --quick``: each row's program runs, and its kernels run
-    again alone after every timed step: they take time, and less than the whole step."""
+    again alone after every timed step: they are counted and take time. (Whether they take
+    less than the whole step is a measurement, which a busy machine can turn around at
+    these sizes: the benchmark shows it, a test does not assert it.)"""
     from benchmarks.floor import ROWS
 
     path = tmp_path / "floor.json"
@@ -387,5 +389,6 @@ def test_floor_benchmark_times_each_rows_kernels_alone(tmp_path, capsys):
     results = json.loads(path.read_text())["results"]
     assert set(results) == set(ROWS)
     for row, r in results.items():
-        assert 0 < r["least_calls_ms"] < r["kernels_ms"] < r["batchviz_ms"], row
+        assert r["kernels_per_step"] > 0, row
+        assert r["least_calls_ms"] > 0 and r["kernels_ms"] > 0 and r["batchviz_ms"] > 0, row
         assert set(r["phases"]) == {"build", "forward", "backward", "update"}

@@ -46,10 +46,8 @@ def execute_backward(graph, loss: int, xp, keep: bool = False) -> tuple:
         arg_grads = backward_kernel(batch, run, grads, xp, into)
         if check:
             numerics.check_backward(graph, batch, arg_grads, xp)
-        position = -1
-        for read, need, origin, grad, index in zip(batch.reads, batch.needs, batch.origins,
-                                                   arg_grads, run.indices):
-            position += 1
+        for position, (read, need, origin, grad, index) in enumerate(zip(
+                batch.reads, batch.needs, batch.origins, arg_grads, run.indices)):
             if not need or grad is None:
                 continue
             if into is not None and grad is into[position]:

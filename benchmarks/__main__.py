@@ -29,10 +29,12 @@ TASKS = {
     "against": "against",
     "dynet": "dynet_compare",
     "floor": "floor",
+    "construction": "construction",
 }
 
 #: tasks that are not training runs: no modes, and not part of ``all``
-NOT_TRAINING = ("overhead", "report", "products", "hosttime", "against", "dynet", "floor")
+NOT_TRAINING = ("overhead", "report", "products", "hosttime", "against", "dynet", "floor",
+                "construction")
 ALL = [name for name in TASKS if name not in NOT_TRAINING]
 
 
@@ -120,7 +122,7 @@ def main(argv=None) -> int:
                     payloads[name] = module.run(quick=args.quick, rows=against_tasks,
                                                 threads=args.threads, busy=args.busy)
                     continue
-                if name == "floor":
+                if name in ("floor", "construction"):
                     payloads[name] = module.run(quick=args.quick, rounds=args.repeat)
                     continue
                 payloads[name] = module.run(quick=args.quick)

@@ -392,3 +392,32 @@ def test_floor_benchmark_times_each_rows_kernels_alone(tmp_path, capsys):
         assert r["kernels_per_step"] > 0, row
         assert r["least_calls_ms"] > 0 and r["kernels_ms"] > 0 and r["batchviz_ms"] > 0, row
         assert set(r["phases"]) == {"build", "forward", "backward", "update"}
+
+
+def test_construction_benchmark_times_every_statement_in_both_systems(tmp_path, capsys):
+    """``python -m benchmarks construction --quick``: every statement is built and timed
+    under batchviz.dynet (and under DyNet, where it is installed), and the table names each
+    with its ratio; the build phase of a program's steps is taken apart into parts that add
+    up to it."""
+    import importlib.util
+
+    from benchmarks.construction import PARTS, STATEMENTS
+
+    path = tmp_path / "construction.json"
+    assert main(["construction", "--quick", "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    payload = json.loads(path.read_text())
+    systems = {"batchviz", "dynet"} if importlib.util.find_spec("dynet") else {"batchviz"}
+    assert set(payload["micros"]) == systems
+    for system in systems:
+        assert set(payload["micros"][system]) == set(STATEMENTS)
+        assert all(micros > 0 for micros in payload["micros"][system].values()), system
+    for name in STATEMENTS:
+        assert re.search(rf"^{re.escape(name)} +[\d.]+ ", out, re.M), name
+    for system in systems:
+        build = payload["build_ms"][system]
+        assert set(build) == set(PARTS)
+        renew, freeing, statements, collector, total = (build[part] for part in PARTS)
+        assert statements > 0 and renew > 0 and freeing >= 0 and collector >= 0, build
+        assert total == pytest.approx(renew + freeing + statements), build
+    assert re.search(r"^build, in all +[\d.]+ ", out, re.M), out

@@ -52,6 +52,7 @@ MODULES = (
     "batchviz.schedule.lookahead",
     "batchviz.schedule.simple",
     "batchviz.schedule.walk",
+    "batchviz.plan.batch",
     "batchviz.plan.layout",
     "batchviz.plan.reads",
     "batchviz.plan.planner",

@@ -7,7 +7,7 @@
 import cython
 
 from batchviz.execute.forward cimport BatchRun
-from batchviz.plan.planner cimport BatchPlan
+from batchviz.plan.batch cimport BatchPlan
 
 
 @cython.locals(reached=bytearray, weight_terms=dict, check=bint, defer=bint, ran=Py_ssize_t,

@@ -4,7 +4,7 @@
 import cython
 
 from batchviz.execute.memory cimport batch_outputs, copy_index, gather, segment, strided_view
-from batchviz.plan.planner cimport BatchPlan
+from batchviz.plan.batch cimport BatchPlan
 
 
 cdef class BatchRun:

@@ -1,7 +1,7 @@
 # C types for batchviz/execute/memory.py when it is compiled (batchviz/compiled.py); the
 # steps are those of the .py. (cpdef: the executor calls them per batch and per read as C
 # functions.)
-from batchviz.plan.planner cimport BatchPlan
+from batchviz.plan.batch cimport BatchPlan
 
 
 cpdef tuple copy_index(starts, size)

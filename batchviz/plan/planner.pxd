@@ -3,36 +3,17 @@
 import cython
 
 from batchviz.graph cimport LazyGraph
+from batchviz.plan.batch cimport BatchPlan
 from batchviz.plan.layout cimport Layout
 from batchviz.plan.reads cimport read_of, shared_read
 from batchviz.signature cimport SignatureInfo, size_of
 
 
-cdef class BatchPlan:
-    cdef readonly Py_ssize_t index
-    cdef readonly Py_ssize_t signature
-    cdef readonly object op
-    cdef readonly tuple nodes
-    cdef readonly tuple attrs
-    cdef readonly Py_ssize_t arena
-    cdef readonly Py_ssize_t start
-    cdef readonly Py_ssize_t length
-    cdef readonly object sizes
-    cdef readonly tuple out_shape
-    cdef readonly Py_ssize_t block_stride
-    cdef readonly tuple reads
-    cdef readonly tuple in_shapes
-    cdef readonly tuple needs
-    cdef readonly tuple origins
-    cdef readonly bint requires_grad
-    cdef readonly bint together
-    cdef readonly object counts
-
-
 @cython.locals(nodes=tuple, n=Py_ssize_t, all_attrs=list, all_args=list, node=Py_ssize_t,
                j=Py_ssize_t, reads=list, positions=list, origins=list, needs=list,
                origin=tuple, need=bint, takes_gradient=bint, elementwise=bint,
-               blocks=Py_ssize_t, info=SignatureInfo)
+               blocks=Py_ssize_t, info=SignatureInfo, first=Py_ssize_t,
+               signature=Py_ssize_t, in_shapes=list)
 cpdef plan_batch(LazyGraph graph, Layout layout, batch, sizes, block_stride, every_gradient=*)
 
 
@@ -41,7 +22,7 @@ cpdef bint _takes_gradient(Layout layout, tuple origin) except -1
 
 
 @cython.locals(batch_of=list, node=Py_ssize_t, batches=set, first=Py_ssize_t, last=Py_ssize_t,
-               b=Py_ssize_t)
+               b=Py_ssize_t, head=Py_ssize_t, tail=Py_ssize_t)
 cpdef tuple _origin(Layout layout, read, tuple nodes)
 
 
@@ -50,12 +31,13 @@ cpdef list _read_positions(list shapes, Layout layout, list positions, sizes, bi
                            shared, block_of)
 
 
-@cython.locals(n=Py_ssize_t, first=tuple, j=Py_ssize_t)
-cpdef list _kernel_shapes(list shapes, tuple args, list reads, sizes, bint elementwise)
+@cython.locals(j=Py_ssize_t)
+cpdef list _kernel_shapes(list shapes, tuple first, Py_ssize_t n, list reads, sizes,
+                          bint elementwise)
 
 
-@cython.locals(j=Py_ssize_t, a=tuple)
-cpdef list _argument_nodes(tuple args, together)
+@cython.locals(j=Py_ssize_t, node=Py_ssize_t)
+cpdef list _argument_nodes(list args, tuple nodes, together)
 
 
 @cython.locals(copies=Py_ssize_t, avoided=Py_ssize_t, elements=Py_ssize_t)

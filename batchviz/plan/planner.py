@@ -8,50 +8,13 @@ forward and backward, and the traces, ``bv.explain`` and the widgets read it as 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import chain
 from typing import NamedTuple
 
 from ..signature import size_of
+from .batch import BatchPlan
 from .layout import Layout, place_batches
 from .reads import COPIES, Shared, Strided, View, elements_copied, read_of, shared_read
-
-
-@dataclass(frozen=True)
-class BatchPlan:
-    """One batch: its nodes, where their outputs go, and how each argument is read.
-
-    (Compiled, its fields are C fields, ``planner.pxd``: the executor reads a dozen of them
-    for every batch it runs, the planner more, and each read of a named tuple's field is a
-    lookup by name.)"""
-
-    index: int          # the batch's number, over every run of the graph
-    signature: int
-    op: object          # the Op whose kernel computes the batch
-    nodes: tuple        # node ids, in batch order (the order of the outputs)
-    attrs: tuple        # each node's attributes, in batch order (what kernels receive)
-    arena: int          # the outputs: arena, first element, and their values' length
-    start: int
-    length: int
-    sizes: object       # each node's size: one int when all are the same, else a list
-    out_shape: tuple    # the kernel's output array: (n,) + shape; (blocks, n) + shape; or
-                        # flat, for an element-wise op
-    block_stride: int   # 0, or how far apart each node's blocks are (Op.storage_blocks):
-                        # the values of its run of such batches (plan.layout)
-    reads: tuple        # per argument position (one for them all when ``together``)
-    in_shapes: tuple    # per read, the shape the kernel sees its block in (None: shared)
-    needs: tuple        # per read: whether gradients must flow back there
-    origins: tuple      # per read: the batches that computed its arguments
-    requires_grad: bool
-    together: bool      # one read of every argument, node after node (Op.one_gather)
-    counts: object      # with ``together``: each node's number of arguments when they
-                        # differ (Op.any_arity), else None
-
-    @property
-    def stop(self) -> int:
-        """Where the batch's values end (a batch that keeps further blocks has them
-        ``block_stride`` apart from its values, after those of the rest of its run)."""
-        return self.start + self.length
 
 
 class Plan(NamedTuple):
@@ -111,15 +74,16 @@ def plan_batch(graph, layout: Layout, batch: list, sizes, block_stride: int,
     n = len(nodes)
     all_attrs, all_args = graph.attrs, graph.args
     attrs = tuple([all_attrs[node] for node in nodes])
-    args = tuple([all_args[node] for node in nodes])
     together = op.one_gather and isinstance(sizes, int)
-    positions = _argument_nodes(args, together)  # per read, its argument nodes
+    positions = _argument_nodes(all_args, nodes, together)  # per read, its argument nodes
     if together:
+        args = [all_args[node] for node in nodes]
         reads, in_shapes, counts = _read_together(layout, args, positions[0], sizes)
     else:
         reads = _read_positions(graph.shapes, layout, positions, sizes, elementwise, shared,
                                 info.reads)
-        in_shapes, counts = _kernel_shapes(graph.shapes, args, reads, sizes, elementwise), None
+        in_shapes = _kernel_shapes(graph.shapes, all_args[first], n, reads, sizes, elementwise)
+        counts = None
     origins, needs = [], []
     takes_gradient = bool(shared) or bool(every_gradient)
     for j in range(len(reads)):
@@ -167,18 +131,19 @@ def _read_positions(shapes: list, layout: Layout, positions: list, sizes, elemen
     return reads
 
 
-def _kernel_shapes(shapes: list, args: tuple, reads: list, sizes, elementwise: bool) -> list:
-    """Per read, the shape the kernel takes its block in: flat for an element-wise op,
-    ``(n,) + argument shape`` for the others; None for a shared argument (its own array)."""
+def _kernel_shapes(shapes: list, first: tuple, n: int, reads: list, sizes,
+                   elementwise: bool) -> list:
+    """Per read, the shape the kernel takes its block in (``first``: the first node's
+    arguments; ``n`` nodes): flat for an element-wise op, ``(n,) + argument shape`` for the
+    others; None for a shared argument (its own array)."""
     if elementwise:
-        flat = (len(args) * sizes if isinstance(sizes, int) else sum(sizes),)
+        flat = (n * sizes if isinstance(sizes, int) else sum(sizes),)
         return [None if type(read) is Shared else flat for read in reads]
-    n, first = len(args), args[0]
     return [None if type(reads[j]) is Shared else (n,) + shapes[first[j]]
             for j in range(len(reads))]
 
 
-def _read_together(layout: Layout, args: tuple, nodes: tuple, size: int) -> tuple:
+def _read_together(layout: Layout, args: list, nodes: tuple, size: int) -> tuple:
     """All arguments of all nodes (``nodes``, node after node) in one read: the block is
     ``(n, k, size)`` when every node has ``k`` arguments (counts None), else
     ``(rows, size)`` with each node's number of arguments (an ``Op.any_arity`` op)."""
@@ -189,14 +154,15 @@ def _read_together(layout: Layout, args: tuple, nodes: tuple, size: int) -> tupl
     return [read], [(len(nodes), size)], list(map(len, args))
 
 
-def _argument_nodes(args: tuple, together: bool) -> list:
-    """Per read, its argument nodes (in batch order): per argument position, or all of
-    them, node after node, for a batch that reads them together. (Position by position
-    rather than ``zip(*args)``, which makes an iterator for each of a batch's hundreds of
-    nodes before it yields the first position.)"""
+def _argument_nodes(args: list, nodes: tuple, together: bool) -> list:
+    """Per read, the argument nodes of ``nodes`` (in batch order; ``args``: every node's
+    arguments, the graph's): per argument position, or all of them, node after node, for a
+    batch that reads them together. (Position by position rather than ``zip(*args)``,
+    which makes an iterator for each of a batch's hundreds of nodes before it yields the
+    first position.)"""
     if together:
-        return [tuple(chain.from_iterable(args))]
-    return [tuple([a[j] for a in args]) for j in range(len(args[0]))]
+        return [tuple(chain.from_iterable([args[node] for node in nodes]))]
+    return [tuple([args[node][j] for node in nodes]) for j in range(len(args[nodes[0]]))]
 
 
 def _origin(layout: Layout, read, nodes: tuple) -> tuple:
@@ -207,7 +173,8 @@ def _origin(layout: Layout, read, nodes: tuple) -> tuple:
         return ()
     batch_of = layout.batch_of
     if type(read) is View:
-        first, last = batch_of[nodes[0]], batch_of[nodes[len(nodes) - 1]]
+        head, tail = nodes[0], nodes[len(nodes) - 1]
+        first, last = batch_of[head], batch_of[tail]
         return tuple([b for b in range(first, last + 1)])  # (compiled: a C loop, no range)
     batches = set()
     for node in nodes:

@@ -2,6 +2,7 @@
 # are those of the .py.
 import cython
 
+from batchviz.plan.batch cimport BatchPlan
 from batchviz.plan.layout cimport Layout
 
 
@@ -14,7 +15,7 @@ cdef dict _SHARED
 cpdef shared_read(node)
 
 
-@cython.locals(owner=Py_ssize_t)
+@cython.locals(owner=Py_ssize_t, batch=BatchPlan)
 cpdef read_of(Layout layout, tuple nodes, sizes, batch_axis, Py_ssize_t block=*)
 
 
@@ -23,7 +24,8 @@ cpdef read_of(Layout layout, tuple nodes, sizes, batch_axis, Py_ssize_t block=*)
 cpdef read_at(Layout layout, tuple nodes, list addresses, sizes, batch_axis)
 
 
-cpdef _whole_batch(batch, sizes, Py_ssize_t block)
+@cython.locals(length=Py_ssize_t, wanted=Py_ssize_t)
+cpdef _whole_batch(BatchPlan batch, sizes, Py_ssize_t block)
 
 
 @cython.locals(first=Py_ssize_t, lowest=Py_ssize_t, highest=Py_ssize_t, step=Py_ssize_t,

@@ -32,3 +32,7 @@ cpdef shape_of(x)
 
 @cython.locals(live=LazyGraph)
 cpdef LazyGraph live_graph(ExpressionBase e)
+
+
+@cython.locals(graph=LazyGraph)
+cpdef LazyGraph current_graph()

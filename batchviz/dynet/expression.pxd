@@ -3,7 +3,7 @@
 # fields; the functions that every gate and element-wise op runs take them as such. The
 # steps are those of the .py.
 import cython
-from batchviz.graph cimport shape_of
+from batchviz.graph cimport ExpressionBase, shape_of
 from batchviz.ops._build cimport build_over_parameters
 from batchviz.ops.linalg cimport matmul as linalg_matmul
 
@@ -32,6 +32,8 @@ cdef class Affine(Expression):
     cpdef activated(self, activation)
     @cython.locals(terms=tuple)
     cpdef _build(self)
+    @cython.locals(node=ExpressionBase)
+    cpdef node(self)
 
 
 cpdef computed_if_immediate(ExpressionCore e)
@@ -39,6 +41,7 @@ cpdef computed_if_immediate(ExpressionCore e)
 @cython.locals(e=ExpressionCore)
 cpdef expression_of(x, Py_ssize_t bd=*, type kind=*)
 
+@cython.locals(pending=Affine)
 cpdef node_of(ExpressionCore e)
 
 cpdef as_expression(e, who)

@@ -14,15 +14,14 @@ batched): element-wise ops reconcile the two.
 The operators have DyNet's meanings in this namespace only: ``x * y`` is a matrix product
 (batchviz's own ``*`` stays element-wise), ``x / y`` and ``x + y`` broadcast as DyNet's do.
 
-DyNet programs write layers as ``b + W * x`` (or ``W * x + b``, or ``b + U * h + V * c``):
-in DyNet a product node and a sum node each. batchviz has one node for the whole
-``b + W1 x1 + W2 x2 + ...`` (``affine_transform``, whose weights and bias are shared
-arguments when they are parameters, App. A), so ``W * x`` here gives an :class:`Affine`
-expression that is *pending*: it becomes a node when something uses it, and a ``+`` of a
-bias or of another pending product extends it instead. ``b + W * x`` is then one node,
-built by batchviz's fastest path, and the runtime batches one signature instead of two.
-The values are DyNet's (the same sums, up to the order in which floating-point terms are
-added).
+DyNet programs write layers as ``b + W * x`` (or ``W * x + b``, or ``b + U * h + V * c``): in
+DyNet a product node and a sum node each. batchviz has one node for the whole
+``b + W1 x1 + W2 x2 + ...`` (``affine_transform``, whose weights and bias are shared arguments
+when they are parameters, App. A), so ``W * x`` here gives an :class:`Affine` expression that is
+*pending*: it becomes a node when something uses it, and a ``+`` of a bias or of another pending
+product extends it instead. ``b + W * x`` is then one node, built by batchviz's fastest path, and
+the runtime batches one signature instead of two. The values are DyNet's (the same sums, up to
+the order in which floating-point terms are added).
 """
 from __future__ import annotations
 
@@ -67,10 +66,6 @@ class ExpressionCore:
         property, not a field: a pending :class:`Affine` builds its node when it is read.)"""
         return self._x
 
-    @x.setter
-    def x(self, value):
-        self._x = value
-
     # --- + and *, with DyNet's meanings --------------------------------------------------
     # (each asks "an expression?" before "a number?": ``b + W * x`` is built for every
     # gate of every word, and is_number's answer for a pending product takes numbers.Real's
@@ -109,7 +104,10 @@ def node_of(e):
     field ``_x`` where it has one; the expressions that compute their node (a pending
     product, a lookup table, a parameter with an offset) leave the field None."""
     x = e._x
-    return e.x if x is None else x
+    if x is None:
+        pending = e if type(e) is Affine else None  # (a pending product: its node() by C)
+        return e.x if pending is None else pending.node()
+    return x
 
 
 class Expression(ExpressionCore, Values):
@@ -233,6 +231,9 @@ class Affine(Expression):
 
     @property
     def x(self):
+        return self.node()
+
+    def node(self):  # (x: the node, built on first use)
         node = self._built
         if node is None or type(node.graph) is RemovedNodes:  # (built after a checkpoint
             node = self._built = self._build()                # and reverted: built again)

@@ -3,7 +3,12 @@
 # of the .py.
 import cython
 from batchviz.graph cimport shape_of
-from batchviz.dynet.expression cimport ExpressionCore, expression_of, node_of
+from batchviz.ops.losses cimport pickneglogsoftmax as bv_pickneglogsoftmax
+from batchviz.dynet.expression cimport ExpressionCore, as_expression, expression_of, node_of
+
+
+@cython.locals(e=ExpressionCore)
+cpdef pickneglogsoftmax(x, v)
 
 
 cpdef _scores(ExpressionCore x, who)

@@ -17,7 +17,7 @@ import numbers
 from ..graph import shape_of
 from ..ops import api as bv
 # (the op built at every node, as a name of this module: not looked up in ``bv``)
-from ..ops.api import pickneglogsoftmax as bv_pickneglogsoftmax
+from ..ops.losses import pickneglogsoftmax as bv_pickneglogsoftmax
 from . import graph as _graph
 from .arith import bmin, cmult, exp, rectify
 from .dims import dims_of, layout, to_shape
@@ -99,11 +99,11 @@ def pickneglogsoftmax(x, v) -> Expression:
     (a list of classes, one per instance, for a minibatch: :func:`pickneglogsoftmax_batch`)."""
     if type(v) is not int and not isinstance(v, numbers.Integral):
         return pickneglogsoftmax_batch(x, v)
-    x = as_expression(x, "pickneglogsoftmax")
-    if x.bd != 1:
+    e = as_expression(x, "pickneglogsoftmax")
+    if e.bd != 1:
         raise ValueError(f"pickneglogsoftmax was called with a single class ({v}) for a "
-                         f"minibatch of {x.bd}; pass a list of {x.bd} classes")
-    return expression_of(bv_pickneglogsoftmax(_scores(x, "pickneglogsoftmax"), v), 1)
+                         f"minibatch of {e.bd}; pass a list of {e.bd} classes")
+    return expression_of(bv_pickneglogsoftmax(_scores(e, "pickneglogsoftmax"), v), 1)
 
 
 def _scores(x: Expression, who: str):

@@ -4,7 +4,8 @@
 # parameter, and reach DyNet's operators by the type's own slot. The steps are those of
 # the .py.
 import cython
-from batchviz.dynet.expression cimport Expression
+from batchviz.ops.leaves cimport lookup as bv_lookup
+from batchviz.dynet.expression cimport Expression, expression_of
 
 
 cdef class _Stored(Expression):
@@ -22,6 +23,15 @@ cdef class OffsetParameters(Parameters):
 cdef class LookupParameters(_Stored):
     cdef public object row_dims
 
+    cpdef _rows(self, node, Py_ssize_t batch=*)
+
 
 cdef class LookupExpression(Expression):
     cdef public object table, looked_up
+
+
+@cython.locals(table=LookupParameters)
+cpdef lookup(p, index=*, update=*)
+
+@cython.locals(e=LookupExpression)
+cpdef looked_up(x, Py_ssize_t bd, LookupParameters table, node)

@@ -20,7 +20,7 @@ import numpy as np
 from ..backend import state
 from ..ops import api as bv
 # (the op built at every node, as a name of this module: not looked up in ``bv``)
-from ..ops.api import lookup as bv_lookup
+from ..ops.leaves import lookup as bv_lookup
 from . import files
 from . import graph as _graph
 from .expression import Expression, expression_of
@@ -126,7 +126,7 @@ class Parameters(_Stored):
 
     def __init__(self, p, name: str, offset=None):
         super().__init__(p, name, offset)
-        self.x = p
+        self._x = p
 
 
 class OffsetParameters(Parameters):
@@ -256,9 +256,10 @@ def lookup(p: LookupParameters, index: int = 0, update: bool = True) -> Expressi
     """Row ``index`` of the table ``p``; ``update=False`` makes it a constant."""
     if not isinstance(p, LookupParameters):
         raise TypeError(f"lookup needs LookupParameters, got {type(p).__name__}")
-    node = bv_lookup(p._p, index)
-    row = p._rows(node)
-    return looked_up(row if update else bv.nobackprop(row), 1, p, node)
+    table = p  # (a lookup table: its fields and methods reached directly when compiled)
+    node = bv_lookup(table._p, index)
+    row = table._rows(node)
+    return looked_up(row if update else bv.nobackprop(row), 1, table, node)
 
 
 def looked_up(x, bd: int, table: LookupParameters, node) -> LookupExpression:

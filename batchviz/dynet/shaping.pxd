@@ -3,8 +3,13 @@
 # steps are those of the .py.
 import cython
 from batchviz.graph cimport shape_of
+from batchviz.ops.structure cimport concatenate as bv_concatenate
 from batchviz.dynet.expression cimport ExpressionCore, expression_of, node_of
 
 
 @cython.locals(first=ExpressionCore, e=ExpressionCore, bd=Py_ssize_t, nodes=list, shape=tuple)
 cpdef _rows_of(list xs)
+
+
+@cython.locals(first=ExpressionCore)
+cpdef concatenate(xs, d=*)

@@ -17,7 +17,7 @@ import numpy as np
 from ..graph import shape_of
 from ..ops import api as bv
 # (the op built at every node, as a name of this module: not looked up in ``bv``)
-from ..ops.api import concatenate as bv_concatenate
+from ..ops.structure import concatenate as bv_concatenate
 from .dims import dims_of, layout, to_shape
 from .expression import Expression, as_expression, expression_of, node_of
 
@@ -119,7 +119,8 @@ def concatenate(xs, d: int = 0) -> Expression:
     if d == 0 and type(xs) is list:  # a list of nodes of one minibatch size (a BiLSTM's
         nodes = _rows_of(xs)          # [f; b] at every word): no broadcasting to check
         if nodes is not None:
-            return expression_of(bv_concatenate(nodes), xs[0].bd)
+            first = xs[0]
+            return expression_of(bv_concatenate(nodes), first.bd)
     return concatenate_aligned(xs, d)
 
 

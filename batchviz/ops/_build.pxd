@@ -8,14 +8,17 @@ from batchviz.graph cimport ExpressionBase, LazyGraph, live_graph
 cpdef tuple as_nodes(xs)
 
 @cython.locals(e=ExpressionBase, g=LazyGraph, node=Py_ssize_t)
-cpdef build_memoized(op, x, attrs)
+cpdef build_memoized(op, x, attrs, key=*)
 
 @cython.locals(g=LazyGraph, depths=list, ids=list, x=ExpressionBase, depth=Py_ssize_t,
-               d=Py_ssize_t)
+               d=Py_ssize_t, args=tuple)
 cpdef build_over_nodes(op, xs)
 
+@cython.locals(shapes=list, first=Py_ssize_t, second=Py_ssize_t)
+cpdef tuple shapes_memo_key(op, LazyGraph graph, tuple args)
+
 @cython.locals(shapes=list, x=Py_ssize_t)
-cpdef tuple terms_memo_key(op, prefix, LazyGraph graph, tuple args)
+cpdef tuple terms_memo_key(op, prefix, LazyGraph graph, tuple args, bias=*)
 
 cpdef parameter_node_of(LazyGraph graph, x)
 

@@ -83,25 +83,30 @@ def build(op, args, attrs=None):
     return graph.add(op, ids, attrs)
 
 
-def build_memoized(op, x, attrs):
+def build_memoized(op, x, attrs, key=None):
     """:func:`build` of a one-argument op that defines ``Op.memo_key``, its ``attrs``
     already checked by the constructor. For an expression of a live graph (the common
     case) that is a memo lookup and a push (:meth:`Graph.add_memoized`), not the general
     coercion, shape inference and signature: a parser adds thousands of picks and shifts
-    per minibatch, one per decision."""
+    per minibatch, one per decision. ``key``: the node's ``op.memo_key``, when the
+    constructor has it at hand (a loss at every word or tree node: a call of the op's
+    method costs more than the lookup), else None: asked of the op."""
     if isinstance(x, ExpressionBase):
         e = x
         g, node = live_graph(e), e.node  # (raises for a finished graph or reverted node)
-        return g.add_memoized(op, (node,), attrs, g.depths[node] + 1)
+        if key is None:
+            return g.add_memoized(op, (node,), attrs, g.depths[node] + 1)
+        return g.add_known(op, (node,), attrs, g.depths[node] + 1, key)
     return build(op, (x,), attrs)
 
 
 def build_over_nodes(op, xs: list):
     """:func:`build` of ``op`` over a list of expressions, all of one live graph (a BiLSTM's
     ``[f; b]`` at every word, a Tree-LSTM's ``[h_l; h_r]`` at every tree node): their node
-    ids and depth in one loop, then :meth:`Graph.add_memoized` (a memo lookup and a push
+    ids and depth in one loop, then :meth:`Graph.add_known` (a memo lookup and a push
     once the graph has built such a node). Anything else, parameters included, takes the
-    general path, which checks everything and reports mistakes at the user's line."""
+    general path, which checks everything and reports mistakes at the user's line.
+    (``op``'s memo key is :func:`shapes_memo_key`'s.)"""
     if xs and isinstance(xs[0], ExpressionBase):
         g = live_graph(xs[0])  # (raises for a finished graph or reverted node)
         depths, ids, depth = g.depths, [], 0
@@ -116,11 +121,24 @@ def build_over_nodes(op, xs: list):
             if d > depth:
                 depth = d
         else:
-            return g.add_memoized(op, tuple(ids), None, depth + 1)
+            args = tuple(ids)
+            return g.add_known(op, args, None, depth + 1, shapes_memo_key(op, g, args))
     return build(op, expression_list(xs, op.name))
 
 
-def terms_memo_key(op, prefix: tuple, graph, args: tuple) -> tuple:
+def shapes_memo_key(op, graph, args: tuple) -> tuple:
+    """The ``Op.memo_key`` of an op whose node's shape and signature follow from its
+    arguments' shapes alone (a concatenation): the op and those shapes. Two arguments (a
+    Tree-LSTM's ``[h_l; h_r]``, a BiLSTM's ``[f; b]``, at every node or word) are indexed
+    directly: no ``map``, no unpacking of one into a tuple."""
+    shapes = graph.shapes
+    if len(args) == 2:
+        first, second = args[0], args[1]  # (C integers when compiled: C indexing)
+        return (op, shapes[first], shapes[second])
+    return (op, *map(shapes.__getitem__, args))
+
+
+def terms_memo_key(op, prefix: tuple, graph, args: tuple, bias=None) -> tuple:
     """The ``Op.memo_key`` of an op over affine terms, ``args = [b, W1, x1, W2, x2,
     ...]`` (:class:`~batchviz.ops.linalg.AffineArguments`; ``prefix``: its
     ``signature_prefix``): the bias's and the ``W``s' node ids (a parameter's id is what
@@ -129,9 +147,11 @@ def terms_memo_key(op, prefix: tuple, graph, args: tuple) -> tuple:
     one) and the ``x``s' shapes. Built without a Python loop, and for one or two products
     (``b + W x``, every gate of every step) as one flat tuple: no slices, no inner tuples to
     make and compare. (A flat key holds node ids where the general key holds tuples of
-    them, so the two never collide.)"""
+    them, so the two never collide.) ``bias``: the bias's part, when the caller knows that
+    the bias is a parameter (its node id); None: found here."""
     b, shapes = args[0], graph.shapes
-    bias = b if b in graph.param_of_node else shapes[b]
+    if bias is None:
+        bias = b if b in graph.param_of_node else shapes[b]
     if len(args) == 3:  # b + W x, the usual case
         x = args[2]  # (a C index when compiled)
         return (op, prefix, bias, args[1], shapes[x])
@@ -169,7 +189,7 @@ def build_over_parameters(op, terms):
         if len(terms) == 3:  # b + W x, most layers: no loop
             args = (b, W, x.node)
             return g.add_known(op, args, None, depths[x.node] + 1,
-                               terms_memo_key(op, (), g, args))
+                               terms_memo_key(op, (), g, args, b))
         ids, depth = [b, W, x.node], depths[x.node]
         for k in range(3, len(terms) - 1, 2):  # (by index: no slices of terms, no zip)
             weight, vector = terms[k], terms[k + 1]
@@ -186,7 +206,7 @@ def build_over_parameters(op, terms):
                 depth = d
         else:
             args = tuple(ids)
-            return g.add_known(op, args, None, depth + 1, terms_memo_key(op, (), g, args))
+            return g.add_known(op, args, None, depth + 1, terms_memo_key(op, (), g, args, b))
     return build(op, terms)
 
 

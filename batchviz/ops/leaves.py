@@ -130,7 +130,8 @@ def lookup(table, index):
     node = graph.param_node.get(table)  # (a lookup table, checked above: hashable)
     if node is None:
         node = graph.parameter_node(table)
-    return graph.add_memoized(LOOKUP, (node,), index, 1)  # (a parameter's depth is 0)
+    # (a parameter's depth is 0; the memo key is Lookup.memo_key's, made here: no call)
+    return graph.add_known(LOOKUP, (node,), index, 1, (LOOKUP, node))
 
 
 __all__ = ["input", "zeros", "lookup"]

@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from .. import backend
+from ..graph import ExpressionBase, shape_of
 from .base import Op, register
 from ._build import build, build_memoized
 
@@ -203,8 +204,7 @@ class RestrictedLogSoftmax(Op):
         return _log_softmax(xp, xp.where(self._allowed(attrs, n, x.shape[1]), x, -xp.inf))
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
-        # only the allowed entries take part: exp(out) is 0 at the others, and their
-        # gradient (of an output that is -inf) is not passed on
+        # only the allowed entries take part (exp(out) is 0 at the others, whose output is -inf)
         g = xp.where(self._allowed(attrs, n, g.shape[1]), g, 0.0)
         return [g - xp.exp(out) * g.sum(axis=1, keepdims=True)]
 
@@ -216,8 +216,8 @@ class PickNegLogSoftmax(Op):
         _vector_only(self, shapes)
         return ()
 
-    def memo_key(self, graph, args, attrs):
-        return (self, graph.shapes[args[0]])  # the class index is checked by the constructor
+    def memo_key(self, graph, args, attrs):  # (the constructor makes it too; checks the class)
+        return (self, graph.shapes[args[0]])
 
     writes_output = True  # the losses are written straight into the batch's segment
     writes_gradients = True
@@ -374,10 +374,10 @@ def pickneglogsoftmax(x, index):
         if not isinstance(index, numbers.Integral):
             raise TypeError(f"pickneglogsoftmax: index must be an int, got {type(index).__name__}")
         index = int(index)
-    shape = getattr(x, "shape", None)  # (non-vectors and non-expressions: build says why)
+    shape = shape_of(x) if isinstance(x, ExpressionBase) else getattr(x, "shape", None)
     if shape is not None and len(shape) == 1 and not 0 <= index < shape[0]:
         raise IndexError(f"pickneglogsoftmax: class {index} is out of range for {shape[0]} scores")
-    return build_memoized(_PNLS, x, index)  # one loss per word: usually a memo lookup
+    return build_memoized(_PNLS, x, index, (_PNLS, shape))  # (its memo key: one per word)
 
 
 def hinge(x, index, margin=1.0):

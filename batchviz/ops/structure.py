@@ -15,7 +15,8 @@ import numpy as np
 from .. import backend
 from ..signature import shape_text
 from .base import Op, register
-from ._build import as_nodes, build, build_memoized, build_over_nodes, expression_list
+from ._build import (as_nodes, build, build_memoized, build_over_nodes, expression_list,
+                     shapes_memo_key)
 
 
 class Concatenate(Op):
@@ -37,13 +38,9 @@ class Concatenate(Op):
         return (sum(s[0] for s in shapes),) + first[1:]
 
     def memo_key(self, graph, args, attrs):
-        """The op and its arguments' shapes. Two pieces (a Tree-LSTM's ``[h_l; h_r]``, a
-        BiLSTM's ``[f; b]``, at every node or word) are indexed directly: no bound method,
-        no ``map``, no unpacking of one into a tuple."""
-        shapes = graph.shapes
-        if len(args) == 2:
-            return (self, shapes[args[0]], shapes[args[1]])
-        return (self, *map(shapes.__getitem__, args))
+        """The op and its arguments' shapes (:func:`._build.shapes_memo_key`, which
+        :func:`concatenate` computes itself)."""
+        return shapes_memo_key(self, graph, args)
 
     def forward(self, xp, ins, attrs, n, out=None):
         return xp.concatenate(ins, axis=1, out=out)

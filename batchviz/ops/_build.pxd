@@ -8,7 +8,7 @@ from batchviz.graph cimport ExpressionBase, LazyGraph, live_graph
 cpdef tuple as_nodes(xs)
 
 @cython.locals(e=ExpressionBase, g=LazyGraph, node=Py_ssize_t)
-cpdef build_memoized(op, x, attrs, key=*)
+cpdef build_memoized(op, x, attrs)
 
 @cython.locals(g=LazyGraph, depths=list, ids=list, x=ExpressionBase, depth=Py_ssize_t,
                d=Py_ssize_t, args=tuple)

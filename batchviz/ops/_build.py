@@ -83,20 +83,16 @@ def build(op, args, attrs=None):
     return graph.add(op, ids, attrs)
 
 
-def build_memoized(op, x, attrs, key=None):
+def build_memoized(op, x, attrs):
     """:func:`build` of a one-argument op that defines ``Op.memo_key``, its ``attrs``
     already checked by the constructor. For an expression of a live graph (the common
     case) that is a memo lookup and a push (:meth:`Graph.add_memoized`), not the general
     coercion, shape inference and signature: a parser adds thousands of picks and shifts
-    per minibatch, one per decision. ``key``: the node's ``op.memo_key``, when the
-    constructor has it at hand (a loss at every word or tree node: a call of the op's
-    method costs more than the lookup), else None: asked of the op."""
+    per minibatch, one per decision."""
     if isinstance(x, ExpressionBase):
         e = x
         g, node = live_graph(e), e.node  # (raises for a finished graph or reverted node)
-        if key is None:
-            return g.add_memoized(op, (node,), attrs, g.depths[node] + 1)
-        return g.add_known(op, (node,), attrs, g.depths[node] + 1, key)
+        return g.add_memoized(op, (node,), attrs, g.depths[node] + 1)
     return build(op, (x,), attrs)
 
 

@@ -130,8 +130,7 @@ def lookup(table, index):
     node = graph.param_node.get(table)  # (a lookup table, checked above: hashable)
     if node is None:
         node = graph.parameter_node(table)
-    # (a parameter's depth is 0; the memo key is Lookup.memo_key's, made here: no call)
-    return graph.add_known(LOOKUP, (node,), index, 1, (LOOKUP, node))
+    return graph.add_memoized(LOOKUP, (node,), index, 1)  # (a parameter's depth is 0)
 
 
 __all__ = ["input", "zeros", "lookup"]

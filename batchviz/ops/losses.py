@@ -216,8 +216,8 @@ class PickNegLogSoftmax(Op):
         _vector_only(self, shapes)
         return ()
 
-    def memo_key(self, graph, args, attrs):  # (the constructor makes it too; checks the class)
-        return (self, graph.shapes[args[0]])
+    def memo_key(self, graph, args, attrs):
+        return (self, graph.shapes[args[0]])  # the class index is checked by the constructor
 
     writes_output = True  # the losses are written straight into the batch's segment
     writes_gradients = True
@@ -377,7 +377,7 @@ def pickneglogsoftmax(x, index):
     shape = shape_of(x) if isinstance(x, ExpressionBase) else getattr(x, "shape", None)
     if shape is not None and len(shape) == 1 and not 0 <= index < shape[0]:
         raise IndexError(f"pickneglogsoftmax: class {index} is out of range for {shape[0]} scores")
-    return build_memoized(_PNLS, x, index, (_PNLS, shape))  # (its memo key: one per word)
+    return build_memoized(_PNLS, x, index)  # one loss per word: usually a memo lookup
 
 
 def hinge(x, index, margin=1.0):

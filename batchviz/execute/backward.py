@@ -133,8 +133,8 @@ def add_gradient(graph, grads, read, grad, index, xp) -> bool:
     went back through a copy's index or piece by piece (the reads that copied forward)."""
     kind = type(read)
     if kind is View:
-        arena, start, length = read
-        target = grads[arena][start:start + length]
+        start = read.start  # (fields by name: unpacking a NamedTuple iterates over it)
+        target = grads[read.arena][start:start + read.length]
         if type(grad) is BlockGradient:  # only its band of rows
             target.reshape(grad.shape)[:, grad.lo:grad.hi] += grad.values
         elif grad.ndim == 1:  # an element-wise op's: flat already
@@ -246,7 +246,7 @@ def _add_terms(xp, target, new: bool, terms) -> None:
     g = _stacked(xp, [t.g for t in terms])
     if type(terms[0]) is RowSums:
         if new:
-            xp.sum(g, axis=0, out=target)
+            g.sum(axis=0, out=target)  # (the array's method: xp.sum is Python around it)
         else:
             target += g.sum(axis=0)
         POOL.give(g)

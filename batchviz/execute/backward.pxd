@@ -1,9 +1,9 @@
 # C types for batchviz/execute/backward.py when it is compiled (batchviz/compiled.py): the
 # walk's counters, flags and the record of the batches the loss reaches, so that the loop
-# over batches and reads tests and counts in C. The steps are those of the .py. (cpdef: the
-# walk calls each batch's kernel, and the weight gradients' sums, as C functions;
-# add_gradient and _add_weight_gradient stay Python functions, which
-# benchmarks/hosttime.py times by replacing them.)
+# over batches and reads tests, counts and indexes the batch's tuples in C. The steps are
+# those of the .py. (cpdef: the walk calls each batch's kernel, the weight gradients' sums and
+# the scatters, and memory's views, as C functions; add_gradient and _add_weight_gradient
+# stay Python functions, which benchmarks/hosttime.py times by replacing them.)
 import cython
 
 from batchviz.execute.forward cimport BatchRun

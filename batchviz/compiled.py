@@ -33,6 +33,7 @@ MODULES = (
     "batchviz.graph",
     "batchviz.expression",
     "batchviz.ops._build",
+    "batchviz.ops.gradients",
     "batchviz.ops.elementwise",
     "batchviz.ops.linalg",
     "batchviz.ops.structure",

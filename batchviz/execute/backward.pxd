@@ -1,18 +1,20 @@
 # C types for batchviz/execute/backward.py when it is compiled (batchviz/compiled.py): the
 # walk's counters, flags and the record of the batches the loss reaches, so that the loop
-# over batches and reads tests and counts in C. The steps are those of the .py. (cpdef: the
-# walk calls each batch's kernel, and the weight gradients' sums, as C functions;
-# add_gradient and _add_weight_gradient stay Python functions, which
-# benchmarks/hosttime.py times by replacing them.)
+# over batches and reads tests, counts and indexes the batch's tuples in C. The steps are
+# those of the .py. (cpdef: the walk calls each batch's kernel, the weight gradients' sums and
+# the scatters, and memory's views, as C functions; add_gradient and _add_weight_gradient
+# stay Python functions, which benchmarks/hosttime.py times by replacing them.)
 import cython
 
 from batchviz.execute.forward cimport BatchRun
+from batchviz.execute.memory cimport batch_outputs, strided_view
 from batchviz.plan.batch cimport BatchPlan
 
 
 @cython.locals(reached=bytearray, weight_terms=dict, check=bint, defer=bint, ran=Py_ssize_t,
-               scatters=Py_ssize_t, b=Py_ssize_t, need=bint, position=Py_ssize_t, into=list,
-               batch=BatchPlan, run=BatchRun)
+               scatters=Py_ssize_t, b=Py_ssize_t, position=Py_ssize_t, into=list,
+               batch=BatchPlan, run=BatchRun, reads=tuple, needs=tuple, origins=tuple,
+               indices=tuple)
 cpdef tuple execute_backward(graph, loss, xp, bint keep=*)
 
 
@@ -21,8 +23,12 @@ cpdef backward_kernel(BatchPlan batch, BatchRun run, list grads, xp, list into=*
 
 
 @cython.locals(reads=tuple, needs=tuple, origins=tuple, blocks=list, into=list,
-               position=Py_ssize_t, origin=tuple, start=Py_ssize_t)
+               position=Py_ssize_t, origin=tuple, start=Py_ssize_t, b=Py_ssize_t)
 cpdef list _untouched_targets(BatchPlan batch, BatchRun run, list grads, bytearray reached)
+
+
+@cython.locals(width=Py_ssize_t)
+cpdef _scatter(target, tuple gathered, values, bint unique)
 
 
 cpdef _add_terms(xp, target, bint new, list terms)

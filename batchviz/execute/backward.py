@@ -46,12 +46,16 @@ def execute_backward(graph, loss: int, xp, keep: bool = False) -> tuple:
         arg_grads = backward_kernel(batch, run, grads, xp, into)
         if check:
             numerics.check_backward(graph, batch, arg_grads, xp)
-        for position, (read, need, origin, grad, index) in enumerate(zip(
-                batch.reads, batch.needs, batch.origins, arg_grads, run.indices)):
-            if not need or grad is None:
+        # position by position, indexing the batch's tuples (compiled: in C, where a zip of
+        # five of them would be made and unpacked for every batch)
+        reads, needs, origins, indices = batch.reads, batch.needs, batch.origins, run.indices
+        for position in range(len(reads)):
+            grad = arg_grads[position]
+            if not needs[position] or grad is None:
                 continue
             if into is not None and grad is into[position]:
                 continue  # written in place (and its batch marked reached when handed out)
+            read = reads[position]
             if defer and (type(grad) is WeightGradient or type(grad) is RowSums):
                 terms = weight_terms.get(read.node)
                 if terms is None:
@@ -59,10 +63,10 @@ def execute_backward(graph, loss: int, xp, keep: bool = False) -> tuple:
                 else:
                     terms.append(grad)
                 continue
-            for b in origin:  # the batches that computed these arguments now have a gradient
-                if b >= 0:
+            for b in origins[position]:  # the batches that computed these arguments now
+                if b >= 0:               # have a gradient
                     reached[b] = 1
-            scatters += add_gradient(graph, grads, read, grad, index, xp)
+            scatters += add_gradient(graph, grads, read, grad, indices[position], xp)
     for node, terms in weight_terms.items():
         _add_weight_gradient(xp, graph.param_of_node[node], terms)
     if check:
@@ -109,9 +113,12 @@ def _untouched_targets(batch, run, grads, reached) -> list:
         if type(read) is not View or not needs[position]:
             continue
         origin = origins[position]
-        if len(origin) != 1 or origin[0] < 0 or reached[origin[0]]:
+        if len(origin) != 1:
             continue
-        reached[origin[0]] = 1
+        b = origin[0]
+        if b < 0 or reached[b]:
+            continue
+        reached[b] = 1
         start = read.start
         target = grads[read.arena][start:start + read.length]
         block = blocks[position]
@@ -126,8 +133,8 @@ def add_gradient(graph, grads, read, grad, index, xp) -> bool:
     went back through a copy's index or piece by piece (the reads that copied forward)."""
     kind = type(read)
     if kind is View:
-        arena, start, length = read
-        target = grads[arena][start:start + length]
+        start = read.start  # (fields by name: unpacking a NamedTuple iterates over it)
+        target = grads[read.arena][start:start + read.length]
         if type(grad) is BlockGradient:  # only its band of rows
             target.reshape(grad.shape)[:, grad.lo:grad.hi] += grad.values
         elif grad.ndim == 1:  # an element-wise op's: flat already
@@ -147,7 +154,7 @@ def add_gradient(graph, grads, read, grad, index, xp) -> bool:
             target += grad.reshape(n, size)
         return False
     if kind is Copy:
-        _scatter(grads[read.arena], index, _dense(grad, xp).reshape(-1), read.unique)
+        _scatter(grads[read.arena], index, _dense(grad, xp), read.unique)
     elif kind is Concat:
         flat, at = _dense(grad, xp).reshape(-1), 0
         for start, length in read.pieces:  # slice by slice: a batch read twice adds twice
@@ -156,7 +163,7 @@ def add_gradient(graph, grads, read, grad, index, xp) -> bool:
     elif kind is CopyFromArenas:
         rows = _dense(grad, xp).reshape(read.n, -1)
         for (arena, _, _), (at, arena_index, width) in zip(read.groups, index):
-            _scatter(grads[arena], (arena_index, width), rows[at].reshape(-1), read.unique)
+            _scatter(grads[arena], (arena_index, width), rows[at], read.unique)
     elif kind is Stack:
         _add_to_pieces(graph, grads, read.pieces, _dense(grad, xp).reshape(-1))
     else:
@@ -168,11 +175,15 @@ def _dense(grad, xp):
     return grad.dense(xp) if type(grad) is BlockGradient else grad
 
 
-def _scatter(target, index, flat, unique: bool) -> None:
-    """``target[index] += flat`` through a copy's index (whole rows when ``width > 1``)."""
-    index, width = index
+def _scatter(target, gathered, values, unique: bool) -> None:
+    """``target[index] += values`` through a copy's ``(index, width)`` (whole rows when
+    ``width > 1``), ``values`` the gradient block in any shape (reshaped once, here, to
+    what the index addresses)."""
+    index, width = gathered
     if width > 1:
-        target, flat = rows_view(target, width), flat.reshape(-1, width)
+        target, flat = rows_view(target, width), values.reshape(-1, width)
+    else:
+        flat = values.reshape(-1)
     if unique:
         target[index] += flat
     else:
@@ -235,7 +246,7 @@ def _add_terms(xp, target, new: bool, terms) -> None:
     g = _stacked(xp, [t.g for t in terms])
     if type(terms[0]) is RowSums:
         if new:
-            xp.sum(g, axis=0, out=target)
+            g.sum(axis=0, out=target)  # (the array's method: xp.sum is Python around it)
         else:
             target += g.sum(axis=0)
         POOL.give(g)

@@ -8,6 +8,8 @@ gradients: all of them need these classes, and none needs the operators (``W @ h
 """
 from __future__ import annotations
 
+from operator import attrgetter
+
 import numpy as np
 
 from . import backend
@@ -36,10 +38,10 @@ class ParameterBase:
         return g.expression(g.parameter_node(self))
 
     # values ----------------------------------------------------------------------------
-    @property
-    def array(self):
-        """The values as the backend's array, not a copy: what kernels read."""
-        return self._array
+    # (read through ``attrgetter``, a C function: the executor reads it for every batch
+    # that shares a parameter, and a property written in Python costs a frame each time)
+    array = property(attrgetter("_array"), doc="The values as the backend's array, not a "
+                     "copy: what kernels read.")
 
     def value(self) -> np.ndarray:
         """A NumPy copy of the current values."""

@@ -153,7 +153,7 @@ class Graph(LazyGraph):
         self.n_evaluated = len(self.ops)
         self.run_ends.append(self.n_evaluated)
         copies, avoided, elements = run.copy_counts()
-        stats = PassStats(nodes=len(view.nodes), batches=len(run.batches), copies=copies,
+        stats = PassStats(nodes=len(view), batches=len(run.batches), copies=copies,
                           copies_avoided=avoided, bytes_copied=elements * state.dtype.itemsize,
                           schedule_seconds=t1 - t0, plan_seconds=t2 - t1,
                           seconds=time.perf_counter() - t0,

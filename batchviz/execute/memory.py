@@ -7,6 +7,7 @@ views and indices that carry those decisions out, on NumPy or CuPy.
 from __future__ import annotations
 
 import numpy as np
+from numpy import ndarray  # (a name of this module: compiled, no attribute lookup per view)
 
 from ..backend import state, to_device_index
 
@@ -109,7 +110,7 @@ def rows_view(flat, width: int):
     with the ``ndarray`` constructor over ``flat``'s memory, a tenth of ``as_strided``'s
     cost: a parser minibatch makes thousands of these views."""
     stride = flat.strides[0]
-    return np.ndarray((flat.size - width + 1, width), flat.dtype, flat, 0, (stride, stride))
+    return ndarray((flat.size - width + 1, width), flat.dtype, flat, 0, (stride, stride))
 
 
 def element_index(starts: np.ndarray, size: int) -> np.ndarray:
@@ -172,7 +173,7 @@ def strided_array(xp, flat, start: int, shape: tuple, strides: tuple):
     see :func:`batch_outputs`) pay it for every output and every gradient. Other backends
     use their own ``as_strided``."""
     if xp is np:
-        return np.ndarray(shape, flat.dtype, flat, start * flat.itemsize, strides)
+        return ndarray(shape, flat.dtype, flat, start * flat.itemsize, strides)
     return xp.lib.stride_tricks.as_strided(flat[start:], shape=shape, strides=strides)
 
 
@@ -185,7 +186,7 @@ def segment(xp, flat, start: int, length: int, shape):
     if shape is None or len(shape) == 1:
         return flat[start:start + length]
     if xp is np:
-        return np.ndarray(shape, flat.dtype, flat, start * flat.itemsize)
+        return ndarray(shape, flat.dtype, flat, start * flat.itemsize)
     return flat[start:start + length].reshape(shape)
 
 

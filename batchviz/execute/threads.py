@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import os
 import time
-from contextlib import contextmanager
 
 #: how often the machine's load is sampled, at most (seconds)
 SAMPLE_EVERY = 0.1
@@ -100,25 +99,43 @@ class BlasThreads:
             self._load = FreeCores()
         return self._libraries
 
-    @contextmanager
     def for_pass(self):
-        """Inside the block, the BLAS uses at most the cores that other programs left free
-        (at least one)."""
+        """``with blas_threads.for_pass():`` inside the block, the BLAS uses at most the
+        cores that other programs left free (at least one)."""
+        return _Pass(self)
+
+    def _limit(self) -> list:
+        """Let the BLAS use at most the free cores (at least one); ``(library, its own
+        threads)`` of every library whose setting changed, to be put back."""
         libraries = self._find()
         if not libraries or self._load._last is None:
-            yield
-            return
-        own = [lib.get_num_threads() for lib in libraries]
+            return []
         wanted = max(1, int(self._load.now()))
-        changed = [lib for lib, n in zip(libraries, own) if wanted < n]
-        for lib in changed:
+        own = [lib.get_num_threads() for lib in libraries]
+        changed = [(lib, n) for lib, n in zip(libraries, own) if wanted < n]
+        for lib, _ in changed:
             lib.set_num_threads(wanted)
-        try:
-            yield
-        finally:
-            for lib, n in zip(libraries, own):
-                if lib in changed:
-                    lib.set_num_threads(n)
+        return changed
+
+
+class _Pass:
+    """One pass's setting of the BLAS's threads (:meth:`BlasThreads.for_pass`), put back on
+    leaving the block, whether the pass ends or fails. A class with ``__enter__`` and
+    ``__exit__`` rather than a ``contextlib.contextmanager`` generator: every forward and
+    backward pass enters one, and a generator's context manager costs several calls more."""
+
+    __slots__ = ("blas", "changed")
+
+    def __init__(self, blas: BlasThreads):
+        self.blas, self.changed = blas, []
+
+    def __enter__(self) -> "_Pass":
+        self.changed = self.blas._limit()
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        for lib, n in self.changed:
+            lib.set_num_threads(n)
 
 
 #: the executor's (one per process: the BLAS is one per process)

@@ -61,7 +61,9 @@ class PendingView:
         return self._pending
 
     def __len__(self) -> int:
-        return len(self.nodes)
+        """How many nodes are pending: counted in :meth:`pending_mask`, without making the
+        list of their ids (every run reports the count; few strategies read the list)."""
+        return self.pending_mask().count(1)
 
     def is_pending(self, node: int) -> bool:
         """True if ``node`` is part of this schedule (not a parameter, not already run)."""

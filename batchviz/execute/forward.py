@@ -85,8 +85,7 @@ def read_block(graph, arenas, read, xp, shape=None) -> tuple:
     every match, which costs more than reading a view does."""
     kind = type(read)
     if kind is View:  # cut out in its shape: one view
-        arena, start, length = read  # (unpacked: compiled, reading a field by name costs more)
-        return segment(xp, arenas[arena], start, length, shape), None
+        return segment(xp, arenas[read.arena], read.start, read.length, shape), None
     if kind is Shared:
         return graph.param_of_node[read.node].array, None
     block, index = _copied_or_strided(graph, arenas, read, xp)

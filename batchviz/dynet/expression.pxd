@@ -33,7 +33,7 @@ cdef class Affine(Expression):
     @cython.locals(terms=tuple)
     cpdef _build(self)
     @cython.locals(node=ExpressionBase)
-    cpdef node(self)
+    cpdef built_node(self)
 
 
 cpdef computed_if_immediate(ExpressionCore e)

@@ -106,7 +106,7 @@ def node_of(e):
     x = e._x
     if x is None:
         pending = e if type(e) is Affine else None  # (a pending product: its node() by C)
-        return e.x if pending is None else pending.node()
+        return e.x if pending is None else pending.built_node()
     return x
 
 
@@ -231,9 +231,9 @@ class Affine(Expression):
 
     @property
     def x(self):
-        return self.node()
+        return self.built_node()
 
-    def node(self):  # (x: the node, built on first use)
+    def built_node(self):  # (x: the node, built on first use)
         node = self._built
         if node is None or type(node.graph) is RemovedNodes:  # (built after a checkpoint
             node = self._built = self._build()                # and reverted: built again)

@@ -18,7 +18,7 @@ cpdef build_over_nodes(op, xs)
 cpdef tuple shapes_memo_key(op, LazyGraph graph, tuple args)
 
 @cython.locals(shapes=list, x=Py_ssize_t)
-cpdef tuple terms_memo_key(op, prefix, LazyGraph graph, tuple args, bias=*)
+cpdef tuple terms_memo_key(op, prefix, LazyGraph graph, tuple args)
 
 cpdef parameter_node_of(LazyGraph graph, x)
 

@@ -134,7 +134,7 @@ def shapes_memo_key(op, graph, args: tuple) -> tuple:
     return (op, *map(shapes.__getitem__, args))
 
 
-def terms_memo_key(op, prefix: tuple, graph, args: tuple, bias=None) -> tuple:
+def terms_memo_key(op, prefix: tuple, graph, args: tuple) -> tuple:
     """The ``Op.memo_key`` of an op over affine terms, ``args = [b, W1, x1, W2, x2,
     ...]`` (:class:`~batchviz.ops.linalg.AffineArguments`; ``prefix``: its
     ``signature_prefix``): the bias's and the ``W``s' node ids (a parameter's id is what
@@ -143,11 +143,9 @@ def terms_memo_key(op, prefix: tuple, graph, args: tuple, bias=None) -> tuple:
     one) and the ``x``s' shapes. Built without a Python loop, and for one or two products
     (``b + W x``, every gate of every step) as one flat tuple: no slices, no inner tuples to
     make and compare. (A flat key holds node ids where the general key holds tuples of
-    them, so the two never collide.) ``bias``: the bias's part, when the caller knows that
-    the bias is a parameter (its node id); None: found here."""
+    them, so the two never collide.)"""
     b, shapes = args[0], graph.shapes
-    if bias is None:
-        bias = b if b in graph.param_of_node else shapes[b]
+    bias = b if b in graph.param_of_node else shapes[b]
     if len(args) == 3:  # b + W x, the usual case
         x = args[2]  # (a C index when compiled)
         return (op, prefix, bias, args[1], shapes[x])
@@ -185,7 +183,7 @@ def build_over_parameters(op, terms):
         if len(terms) == 3:  # b + W x, most layers: no loop
             args = (b, W, x.node)
             return g.add_known(op, args, None, depths[x.node] + 1,
-                               terms_memo_key(op, (), g, args, b))
+                               terms_memo_key(op, (), g, args))
         ids, depth = [b, W, x.node], depths[x.node]
         for k in range(3, len(terms) - 1, 2):  # (by index: no slices of terms, no zip)
             weight, vector = terms[k], terms[k + 1]
@@ -202,7 +200,7 @@ def build_over_parameters(op, terms):
                 depth = d
         else:
             args = tuple(ids)
-            return g.add_known(op, args, None, depth + 1, terms_memo_key(op, (), g, args, b))
+            return g.add_known(op, args, None, depth + 1, terms_memo_key(op, (), g, args))
     return build(op, terms)
 
 

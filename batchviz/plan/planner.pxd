@@ -40,5 +40,5 @@ cpdef list _kernel_shapes(list shapes, tuple first, Py_ssize_t n, list reads, si
 cpdef list _argument_nodes(list args, tuple nodes, together)
 
 
-@cython.locals(copies=Py_ssize_t, avoided=Py_ssize_t, elements=Py_ssize_t)
+@cython.locals(copies=Py_ssize_t, avoided=Py_ssize_t, elements=Py_ssize_t, batch=BatchPlan)
 cpdef tuple copy_counts(tuple batches)

@@ -13,7 +13,7 @@ cdef class Agenda:
     cpdef _join_ready(self, const unsigned char[::1] pending)
 
     @cython.locals(s=Py_ssize_t, nodes=list)
-    cdef _join(self, node)
+    cdef _join(self, Py_ssize_t node)
 
     @cython.locals(batch=list, ready=list, unresolved='long long[::1]',
                    user_start='long long[::1]', users='long long[::1]', start=Py_ssize_t,

@@ -147,17 +147,16 @@ def constant(xp, value: float, like):
     return array
 
 
-def scatter_add(target, index, values):
-    """``target[index] += values`` where ``index`` may repeat, as one fused kernel. Returns
-    the distinct indices, sorted, where it found them on the way (whole rows on NumPy),
-    else ``None``: a lookup table remembers which of its rows have a gradient.
+def scatter_add(target, index, values) -> None:
+    """``target[index] += values`` where ``index`` may repeat, as one fused kernel.
 
     NumPy's and CuPy's ``add.at`` (one atomic-add kernel on the GPU) are the "dense-to-sparse"
     copy of the paper's App. B: gradients of gathered arguments go back where they came from."""
     if state.xp is np:
         if values.ndim >= 2 and len(index) > 1:
-            return _add_rows(target, index, values)
-        np.add.at(target, index, values)
+            _add_rows(target, index, values)
+        else:
+            np.add.at(target, index, values)
     elif hasattr(state.xp.add, "at"):  # CuPy 13 and later
         state.xp.add.at(target, index, values)
     else:
@@ -256,24 +255,17 @@ def _segment_sums_by_scatter(xp, rows, counts):
     return sums
 
 
-def _add_rows(target, rows, values):
+def _add_rows(target, rows, values) -> None:
     """``target[rows] += values`` for whole rows (a lookup table's gradient): sort the rows,
-    sum the values of each distinct row with one ``add.reduceat``, add once per row, and
-    return the distinct rows (sorted). NumPy's ``add.at`` handles repeats element by
-    element and is about twice as slow here. The array methods (``argsort``, ``take``,
-    ``nonzero``) skip the Python wrappers of the ``np.`` functions; the target's rows are
-    read once, the sums added to them in place (what ``+=`` computes) and written back."""
-    order = rows.argsort(kind="stable")
-    sorted_rows = rows.take(order)
+    sum the values of each distinct row with one ``add.reduceat``, add once per row. NumPy's
+    ``add.at`` handles repeats element by element and is about twice as slow here."""
+    order = np.argsort(rows, kind="stable")
+    sorted_rows = rows[order]
     first = np.empty(len(sorted_rows), dtype=bool)  # first of its row (not np.r_: 10 µs a call)
     first[0] = True
     np.not_equal(sorted_rows[1:], sorted_rows[:-1], out=first[1:])
-    starts = first.nonzero()[0]
-    distinct = sorted_rows.take(starts)
-    sums = np.add.reduceat(values.take(order, axis=0), starts, axis=0)
-    added = target.take(distinct, axis=0)
-    target[distinct] = np.add(added, sums, out=added)
-    return distinct
+    starts = np.flatnonzero(first)
+    target[sorted_rows[starts]] += np.add.reduceat(values[order], starts, axis=0)
 
 
 def _init_from_environment() -> None:

@@ -142,7 +142,7 @@ class LookupBase(ParameterBase):
         super().__init__(model, shape, values, name)
         self._grad_rows = []       # index arrays of the rows added to; None: any row
         self._zeroed_grad = None   # the previous gradient, zeroed row by row, to reuse
-        self._unique_rows = None   # _added_rows(), once known, until rows are added
+        self._unique_rows = None   # _added_rows(), once asked for, until rows are added
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -160,13 +160,11 @@ class LookupBase(ParameterBase):
         return self.grad_array(), False
 
     def add_to_rows(self, rows, values) -> None:
-        """``grad[rows] += values`` (``rows`` may repeat), remembering the rows. When the
-        scatter hands back its distinct rows (sorted) and they are the first added since
-        :meth:`zero_grad`, they are the rows ``_added_rows`` would find."""
-        distinct = backend.scatter_add(self._accumulator(), rows, values)
+        """``grad[rows] += values`` (``rows`` may repeat), remembering the rows."""
+        backend.scatter_add(self._accumulator(), rows, values)
         if self._grad_rows is not None:
-            self._unique_rows = None if self._grad_rows else distinct
             self._grad_rows.append(rows)
+            self._unique_rows = None
 
     def rows_with_gradient(self):
         """The rows whose gradient is not zero, in order: looked for among the rows added

@@ -105,7 +105,7 @@ def node_of(e):
     product, a lookup table, a parameter with an offset) leave the field None."""
     x = e._x
     if x is None:
-        pending = e if type(e) is Affine else None  # (a pending product: its node() by C)
+        pending = e if type(e) is Affine else None  # (a pending product: built_node() by C)
         return e.x if pending is None else pending.built_node()
     return x
 

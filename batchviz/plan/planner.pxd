@@ -37,7 +37,7 @@ cpdef list _kernel_shapes(list shapes, tuple first, Py_ssize_t n, list reads, si
 
 
 @cython.locals(j=Py_ssize_t, node=Py_ssize_t)
-cpdef list _argument_nodes(list args, tuple nodes, together)
+cpdef list _argument_nodes(list args, tuple nodes)
 
 
 @cython.locals(copies=Py_ssize_t, avoided=Py_ssize_t, elements=Py_ssize_t, batch=BatchPlan)

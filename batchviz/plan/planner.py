@@ -75,11 +75,12 @@ def plan_batch(graph, layout: Layout, batch: list, sizes, block_stride: int,
     all_attrs, all_args = graph.attrs, graph.args
     attrs = tuple([all_attrs[node] for node in nodes])
     together = op.one_gather and isinstance(sizes, int)
-    positions = _argument_nodes(all_args, nodes, together)  # per read, its argument nodes
-    if together:
+    if together:  # one read: every argument of every node, node after node
         args = [all_args[node] for node in nodes]
+        positions = [tuple(chain.from_iterable(args))]
         reads, in_shapes, counts = _read_together(layout, args, positions[0], sizes)
     else:
+        positions = _argument_nodes(all_args, nodes)  # per read, its argument nodes
         reads = _read_positions(graph.shapes, layout, positions, sizes, elementwise, shared,
                                 info.reads)
         in_shapes = _kernel_shapes(graph.shapes, all_args[first], n, reads, sizes, elementwise)
@@ -154,14 +155,11 @@ def _read_together(layout: Layout, args: list, nodes: tuple, size: int) -> tuple
     return [read], [(len(nodes), size)], list(map(len, args))
 
 
-def _argument_nodes(args: list, nodes: tuple, together: bool) -> list:
-    """Per read, the argument nodes of ``nodes`` (in batch order; ``args``: every node's
-    arguments, the graph's): per argument position, or all of them, node after node, for a
-    batch that reads them together. (Position by position rather than ``zip(*args)``,
-    which makes an iterator for each of a batch's hundreds of nodes before it yields the
-    first position.)"""
-    if together:
-        return [tuple(chain.from_iterable([args[node] for node in nodes]))]
+def _argument_nodes(args: list, nodes: tuple) -> list:
+    """Per argument position, the argument nodes of ``nodes`` there (in batch order;
+    ``args``: every node's arguments, the graph's). (Position by position rather than
+    ``zip(*args)``, which makes an iterator for each of a batch's hundreds of nodes before
+    it yields the first position.)"""
     return [tuple([args[node][j] for node in nodes]) for j in range(len(args[nodes[0]]))]
 
 

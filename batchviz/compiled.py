@@ -26,25 +26,36 @@ import json
 import os
 import sys
 
-#: the modules compiled from their own source, in the order they run a graph: building,
-#: scheduling, planning, executing (``setup.py`` reads this list)
+#: the modules compiled from their own source, in the order they run a graph: the arrays,
+#: building, scheduling, planning, executing, training (``setup.py`` reads this list)
 MODULES = (
+    "batchviz.backend",
     "batchviz.signature",
     "batchviz.graph",
     "batchviz.expression",
+    "batchviz.parameters",
     "batchviz.ops._build",
     "batchviz.ops.gradients",
     "batchviz.ops.elementwise",
     "batchviz.ops.linalg",
     "batchviz.ops.structure",
+    "batchviz.ops.layout",
+    "batchviz.ops.lstm",
+    "batchviz.ops.lstm_steps",
+    "batchviz.ops.lstm_sequences",
     "batchviz.ops.leaves",
     "batchviz.ops.losses",
+    "batchviz.nn.lstm",
+    "batchviz.dynet.dims",
+    "batchviz.dynet.graph",
     "batchviz.dynet.expression",
     "batchviz.dynet.arith",
     "batchviz.dynet.shaping",
     "batchviz.dynet.parameters",
     "batchviz.dynet.rnn",
     "batchviz.dynet.losses",
+    "batchviz.dynet.lstm",
+    "batchviz.dynet.values",
     "batchviz.schedule.view",
     "batchviz.schedule.arrays",
     "batchviz.schedule.base",
@@ -63,6 +74,8 @@ MODULES = (
     "batchviz.execute.backward",
     "batchviz.execute.stats",
     "batchviz.runtime",
+    "batchviz.nn.trainers",
+    "batchviz.dynet.trainers",
 )
 
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

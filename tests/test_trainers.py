@@ -331,3 +331,56 @@ def test_a_lookup_gradient_norm_is_taken_over_the_rows_added_to(float64):
     backprop(W, E, rows=(1,))
     np.testing.assert_array_equal(rows_with_gradient(E), [1])
     assert float(E.squared_grad_norm()) == pytest.approx(float((E.grad ** 2).sum()), rel=1e-12)
+
+
+def test_adam_takes_the_clipping_scale_into_its_constants(float64):
+    """Clipped, Adam's moments take in ``scale * g`` (DyNet's ``gscale``, multiplied into the
+    rule's constants rather than over the gradient first): the values of the rule written
+    out with the scaled gradient."""
+    model, W, E = quadratic_model(seed=5)
+    trainer = AdamTrainer(model, learning_rate=0.01, clip_threshold=1.0)
+    w, m, v = W.value(), 0.0, 0.0
+    for t in range(1, 4):
+        backprop(W, E, scale=100.0 * t)
+        g = W.grad
+        norm = np.sqrt((g * g).sum() + (E.grad * E.grad).sum())
+        trainer.update()
+        g = g * min(1.0, 1.0 / norm)
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g * g
+        rate = 0.01 * np.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t)   # (DyNet's eps: on sqrt(v))
+        w = w - rate * m / (np.sqrt(v) + 1e-8)
+        np.testing.assert_allclose(W.value(), w, rtol=1e-10, atol=1e-14)
+
+
+def test_adam_update_leaves_the_gradient_alone():
+    """adam_update reads the gradient only: with a scale, the rule's constants carry it."""
+    from batchviz.nn.trainers import adam_update
+    rng = np.random.default_rng(0)
+    values, g = rng.normal(size=50).astype(np.float32), rng.normal(size=50).astype(np.float32)
+    m, v = np.zeros(50, np.float32), np.zeros(50, np.float32)
+    g_before, v0 = g.copy(), values.astype(np.float64)
+    adam_update(np, values, g, m, v, 0.01, 0.9, 0.999, 1e-8, 0.5)
+    np.testing.assert_array_equal(g, g_before)
+    gs = 0.5 * g_before.astype(np.float64)
+    want = v0 - 0.01 * (0.1 * gs) / (np.sqrt(0.001 * gs * gs) + 1e-8)
+    np.testing.assert_allclose(values, want, rtol=1e-5)
+
+
+def test_a_table_added_to_once_knows_its_rows_from_the_scatter(monkeypatch):
+    """A step that adds to a table once (a lookup batch) finds the rows each once in the
+    scatter itself, so the update sorts nothing more; a second addition needs the union."""
+    bv.set_backend("numpy")   # (the scatter that finds them is NumPy's)
+    model, W, E = quadratic_model()
+    E.add_to_rows(np.array([2, 0, 2]), np.ones((3, 3), dtype=E.array.dtype))
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the rows were sorted again")
+
+    monkeypatch.setattr(np, "unique", forbidden)
+    np.testing.assert_array_equal(rows_with_gradient(E), [0, 2])
+    assert float(E.squared_grad_norm()) == pytest.approx(float((E.grad ** 2).sum()))
+    monkeypatch.undo()
+    E.add_to_rows(np.array([3, 0]), np.ones((2, 3), dtype=E.array.dtype))
+    np.testing.assert_array_equal(rows_with_gradient(E), [0, 2, 3])
+    np.testing.assert_array_equal(E.grad[:, 0], [2.0, 0.0, 2.0, 1.0])

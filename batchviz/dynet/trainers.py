@@ -4,11 +4,11 @@ They extend batchviz's :class:`~batchviz.nn.Trainer` (whose global-norm clipping
 the gradients are scaled by ``threshold / norm`` when their norm exceeds the threshold, 5
 by default; ``set_clip_threshold(t)`` with ``t <= 0`` turns it off). With clipping on, a
 norm that is NaN or infinite stops the update with DyNet's error, "Magnitude of gradient
-is bad", before any parameter changes. An update applies the
-rule to every parameter of the collection whose ``is_updated()`` is true and clears its
-gradient. A lookup table is updated row by row, only on the rows that got a gradient, when
-sparse updates are on (DyNet's default; ``set_sparse_updates(False)`` updates whole
-tables, which changes the result for the rules with state, such as Adam).
+is bad", before any parameter changes. An update applies the rule to every parameter of
+the collection whose ``is_updated()`` is true and clears its gradient. A lookup table is
+updated row by row, only on the rows that got a gradient, when sparse updates are on
+(DyNet's default; ``set_sparse_updates(False)`` updates whole tables, which changes the
+result for the rules with state, such as Adam).
 
 ``EGTrainer`` (:mod:`.eg_trainer`) is the odd one: its rule keeps every parameter a
 probability distribution (each row of a table one distribution), for parameters that are
@@ -36,15 +36,15 @@ PIECE_BYTES = 1 << 18
 
 class Trainer(BatchvizTrainer):
     """Base class: the update loop; subclasses define ``rule(values, g, slots)``, which
-    updates ``values`` in place from the scaled gradient ``g`` and the parameter's
-    ``slots`` (its moments, arrays of its shape made by ``slot_count``).
+    updates ``values`` in place from the scaled gradient ``g`` and the parameter's ``slots``
+    (its moments, arrays of its shape made by ``slot_count``), or :meth:`scaled_rule`.
 
-    The dense parameters are updated run by run: the model keeps their values and
-    gradients in one :class:`~batchviz.parameters.DenseStore`, and the moments of this
-    trainer's parameters are laid out the same way (:meth:`_layout`), so a run of
-    parameters stored next to each other that all got a gradient goes through the rule
-    once, as one flat array. A parameter that got no gradient this step is left out, with
-    its moments (DyNet updates only the parameters a backward pass reached)."""
+    The dense parameters are updated run by run: the model keeps their values and gradients
+    in one :class:`~batchviz.parameters.DenseStore`, and the moments of this trainer's
+    parameters are laid out the same way (:meth:`_layout`), so a run of parameters stored
+    next to each other that all got a gradient goes through the rule once, as one flat
+    array. A parameter that got no gradient this step is left out, with its moments (DyNet
+    updates only the parameters a backward pass reached)."""
 
     slot_count = 0
     #: whether :meth:`rule` works entry by entry, so that it may run over several
@@ -105,12 +105,12 @@ class Trainer(BatchvizTrainer):
         self._updates_since_status += 1
 
     def _layout(self) -> tuple:
-        """``(store, entries, lookups, moments)``: the model's dense store; this trainer's
-        dense parameters in storage order as ``(p, start, stop, gradient view, slot
-        start)``; its lookup tables; and each moment (``slot_count`` of them) as one flat
-        array holding the dense parameters' moments in that order. Made again when the
-        store is packed again or the collection has grown; the moments kept so far move
-        into the new arrays (a new parameter's start at zero)."""
+        """``(store, entries, lookups, moments)``: the model's dense store; this trainer's dense
+        parameters in storage order as ``(p, start, stop, gradient view, slot start)``; its
+        lookup tables; and each moment (``slot_count`` of them) as one flat array holding the
+        dense parameters' moments in that order. Made again when the store is packed again
+        or the collection has grown; the moments kept so far move into the new arrays (a new
+        parameter's start at zero)."""
         store = self.collection._model.dense_store()
         made = self.collection._made
         if self._dense is not None and self._dense[0] is store and self._dense[1] == len(made):
@@ -137,11 +137,10 @@ class Trainer(BatchvizTrainer):
         return self._dense[2]
 
     def _runs(self, reached) -> list:
-        """``[p, start, stop, slot start]`` of each run of ``reached`` (entries of
-        :meth:`_layout`, in its order) that lie next to each other in the store and among
-        this trainer's moments: the rule goes over each at once (``p``: the run's first
-        parameter). Every parameter is a run of its own when the rule is not
-        :attr:`elementwise`."""
+        """``[p, start, stop, slot start]`` of each run of ``reached`` (entries of :meth:`_layout`,
+        in its order) that lie next to each other in the store and among this trainer's
+        moments: the rule goes over each at once (``p``: the run's first parameter). Every
+        parameter is a run of its own when the rule is not :attr:`elementwise`."""
         runs = []
         for p, start, stop, at in reached:
             if runs and self.elementwise and runs[-1][2] == start \
@@ -152,9 +151,9 @@ class Trainer(BatchvizTrainer):
         return runs
 
     def _squared_norm(self, store, runs, tables):
-        """The squared norm of every gradient of this step together (DyNet's clipping
-        norm): one dot product per run of dense parameters (:meth:`_runs`), and each of
-        ``tables``' over its rows with a gradient."""
+        """The squared norm of every gradient of this step together (DyNet's clipping norm):
+        one dot product per run of dense parameters (:meth:`_runs`), and each of ``tables``'
+        over its rows with a gradient."""
         dot, total = state.xp.dot, None
         for p, start, stop, at in runs:
             grads = store.grads[start:stop]
@@ -174,31 +173,28 @@ class Trainer(BatchvizTrainer):
         slots = self._slots_of(p)
         values, picked = p._p._array.take(rows, axis=0), [s.take(rows, axis=0) for s in slots]
         self._apply(p, values, grad.take(rows, axis=0), scale, picked)
-        p._p._array[rows] = values
-        for s, v in zip(slots, picked):
-            s[rows] = v
+        for whole, part in zip([p._p._array, *slots], [values, *picked]):
+            whole[rows] = part
 
     def _apply(self, p, values, grad, scale, slots) -> None:
-        """The rule on ``values``, all of the parameter ``p``'s, some rows of a table's, or
-        a run of dense parameters from ``p`` on (flat), with the gradient ``grad * scale``
-        (scaled in place, as it is cleared after the update): :meth:`rule` unless the rule
-        needs to know which (a subclass says).
+        """The rule (:meth:`scaled_rule`) on ``values``, all of the parameter ``p``'s, some rows
+        of a table's, or a run of dense parameters from ``p`` on (flat).
 
-        On NumPy, more than :data:`PIECE_BYTES` of values go through the rule piece by
-        piece. Each NumPy operation of a rule is a pass over its arrays (Adam's are a
-        dozen), and an output layer's are megabytes: whole, every pass goes out to memory
-        and back, where a piece stays in the cache through all of them (DyNet's rules are
-        one fused Eigen loop). The values are the same: every rule here is element-wise."""
+        On NumPy, more than :data:`PIECE_BYTES` of values go through the rule piece by piece:
+        each NumPy operation of a rule is a pass over its arrays (Adam's are a dozen), and an
+        output layer's are megabytes, which a piece is not, so it stays in the cache through
+        all of them (DyNet's rules are one fused Eigen loop). The values are the same: every
+        rule here is element-wise."""
         step = PIECE_BYTES // values.itemsize
         arrays = [values, grad, *slots]
         if (values.size <= step or state.xp is not np
                 or not all(a.flags.c_contiguous for a in arrays)):
-            self.rule(values, scaled(grad, scale, out=grad), slots)
+            self.scaled_rule(values, grad, scale, slots)
             return
         values, grad, *slots = (a.reshape(-1) for a in arrays)
         for start in range(0, values.size, step):
-            piece, g = slice(start, start + step), grad[start:start + step]
-            self.rule(values[piece], scaled(g, scale, out=g), [s[piece] for s in slots])
+            piece = slice(start, start + step)
+            self.scaled_rule(values[piece], grad[piece], scale, [s[piece] for s in slots])
 
     def _slots_of(self, p) -> list:
         """A lookup table's moments (the dense parameters' are :meth:`_layout`'s)."""
@@ -247,7 +243,14 @@ class Trainer(BatchvizTrainer):
         return type(self).__name__
 
     def rule(self, values, g, slots) -> None:
-        raise NotImplementedError
+        """The rule (a subclass defines it or :meth:`scaled_rule`) for the gradient ``g``."""
+        self.scaled_rule(values, g, 1.0, slots)
+
+    def scaled_rule(self, values, grad, scale, slots) -> None:
+        """:meth:`rule` for the gradient ``grad * scale``, scaled in place (it is cleared
+        after the update); Adam's rule takes the clipping scale into its constants instead,
+        as DyNet's rules take ``gscale``, which saves that pass over the gradient."""
+        self.rule(values, scaled(grad, scale, out=grad), slots)
 
 
 class SimpleSGDTrainer(Trainer):
@@ -260,7 +263,7 @@ class SimpleSGDTrainer(Trainer):
         values -= self.learning_rate * g
 
 
-class CyclicalSGDTrainer(Trainer):
+class CyclicalSGDTrainer(SimpleSGDTrainer):
     """SGD whose learning rate goes up and down between ``learning_rate_min`` and
     ``learning_rate_max`` in triangles of ``2 step_size`` updates (Smith, 2017), the top
     shrinking by ``gamma`` per update; as DyNet, the rate of update ``it + 1`` is computed
@@ -273,9 +276,6 @@ class CyclicalSGDTrainer(Trainer):
             learning_rate_max)
         self.step_size, self.gamma = float(step_size), float(gamma)
         self._iteration = 0
-
-    def rule(self, values, g, slots):
-        values -= self.learning_rate * g
 
     def update(self) -> None:
         super().update()
@@ -370,11 +370,11 @@ class AdamTrainer(Trainer):
         super().__init__(m, alpha)
         self.beta_1, self.beta_2, self.eps = float(beta_1), float(beta_2), float(eps)
 
-    def rule(self, values, g, slots):
-        """Adam's rule (:func:`batchviz.nn.trainers.adam_update`), at step ``updates + 1``."""
+    def scaled_rule(self, values, grad, scale, slots):
+        """Adam's rule (:func:`batchviz.nn.trainers.adam_update`) at step ``updates + 1``."""
         b1, b2, t = self.beta_1, self.beta_2, self.updates + 1
         rate = self.learning_rate * (1.0 - b2 ** t) ** 0.5 / (1.0 - b1 ** t)
-        adam_update(state.xp, values, g, slots[0], slots[1], rate, b1, b2, self.eps)
+        adam_update(state.xp, values, grad, slots[0], slots[1], rate, b1, b2, self.eps, scale)
 
 
 class AmsgradTrainer(AdamTrainer):
@@ -383,13 +383,13 @@ class AmsgradTrainer(AdamTrainer):
 
     slot_count = 3
 
-    def rule(self, values, g, slots):
+    def scaled_rule(self, values, grad, scale, slots):
         xp, (m, v, top) = state.xp, slots
         b1, b2, t = self.beta_1, self.beta_2, self.updates + 1
         m *= b1
-        m += g * (1.0 - b1)
+        m += grad * ((1.0 - b1) * scale)
         v *= b2
-        v += g * g * (1.0 - b2)
+        v += grad * grad * ((1.0 - b2) * scale * scale)
         xp.maximum(top, v, out=top)
         rate = self.learning_rate * (1.0 - b2 ** t) ** 0.5 / (1.0 - b1 ** t)
         values -= m / (xp.sqrt(top) + self.eps) * rate

@@ -121,35 +121,43 @@ class AdamTrainer(Trainer):
             moments = (xp.zeros_like(grad), xp.zeros_like(grad))
             self._moments[id(p)] = moments
         m, v = moments
-        g = scaled(grad, scale)
         t = self.updates
         eta = self.learning_rate * (1.0 - self.beta2 ** t) ** 0.5 / (1.0 - self.beta1 ** t)
         if isinstance(p, LookupParameters):
+            g = scaled(grad, scale)
             touched = xp.any(grad != 0, axis=1, keepdims=True)
             m[...] = xp.where(touched, self.beta1 * m + (1.0 - self.beta1) * g, m)
             v[...] = xp.where(touched, self.beta2 * v + (1.0 - self.beta2) * g * g, v)
             p._array -= xp.where(touched, eta * m / (xp.sqrt(v) + self.eps), 0.0).astype(grad.dtype)
             return
-        adam_update(xp, p._array, g, m, v, eta, self.beta1, self.beta2, self.eps)
+        adam_update(xp, p._array, grad, m, v, eta, self.beta1, self.beta2, self.eps, scale)
 
 
 def adam_update(xp, values, g, m, v, rate: float, beta1: float, beta2: float,
-                eps: float) -> None:
-    """Adam's rule, in place: the moments ``m`` and ``v`` take in the gradient ``g``, and
-    ``values -= rate * m / (sqrt(v) + eps)`` (``rate``: the learning rate with the bias
-    corrections). It goes through two scratch arrays: an output layer's weights are
-    megabytes, and each temporary of the written-out formula would be another pass over
-    them (the same operations, in the same order, as that formula). DyNet's AdamTrainer
-    (:mod:`batchviz.dynet.trainers`) runs this rule too."""
-    scratch = g * (1.0 - beta1)
+                eps: float, scale=1.0) -> None:
+    """Adam's rule, in place, as DyNet writes it (``training.cc``), for the gradient
+    ``scale * g`` (``scale``: the clipping scale of :meth:`Trainer._clip_scale`)::
+
+        m = beta1 m + ((1 - beta1) scale) g
+        v = beta2 v + ((1 - beta2) scale^2) g^2
+        values -= m / (sqrt(v) + eps) rate
+
+    ``rate`` is the learning rate with the bias corrections. The scale goes into the
+    constants, as DyNet's ``gscale`` does, rather than over the gradient: that would be
+    one more pass over it. Each NumPy operation is a pass over its arrays, and an output
+    layer's weights are megabytes, so the formula goes through one scratch array (``term``)
+    where each temporary written out would be another array: twelve passes, the same
+    operations in the same order. DyNet's AdamTrainer (:mod:`batchviz.dynet.trainers`)
+    runs this rule too."""
+    term = xp.multiply(g, (1.0 - beta1) * scale)
     m *= beta1
-    m += scratch
-    xp.multiply(g, 1.0 - beta2, out=scratch)
-    scratch *= g
+    m += term
+    xp.multiply(g, g, out=term)
+    term *= (1.0 - beta2) * scale * scale
     v *= beta2
-    v += scratch
-    step = m * rate
-    xp.sqrt(v, out=scratch)
-    scratch += eps
-    step /= scratch
-    values -= step
+    v += term
+    xp.sqrt(v, out=term)
+    term += eps
+    xp.divide(m, term, out=term)
+    term *= rate
+    values -= term

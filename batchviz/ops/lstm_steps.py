@@ -148,7 +148,10 @@ class LSTMStep(AffineArguments):
             return self._rows_backward(xp, ins[:T], d_rows, needs, grads, into)
         unit = constant(xp, 1.0, g)
         gh, gc = g[0], g[1]
-        h, c, acts = out[0], out[1], out[2:]             # acts: [i, f_1..f_K, o, u]
+        h, c = out[0], out[1]
+        # acts: [i, f_1..f_K, o, u], copied: the blocks of a batch lie apart in the arena,
+        # and an operation on all of them costs more than the copy (see activated_gates_into)
+        acts = out[2:].copy()
         i, o, u = acts[0], acts[-2], acts[-1]
         t = xp.tanh(c)
         d = xp.empty(acts.shape, dtype=g.dtype)          # d loss / d activations, then gates

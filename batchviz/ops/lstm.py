@@ -103,13 +103,12 @@ def activate_gates_(xp, sigmoid_gates, u) -> None:
     """In place: the logistic sigmoid on ``sigmoid_gates`` (the gates ``[i, f..., o]``),
     tanh on ``u`` (the candidate).
 
-    The sigmoid is the ``logistic`` op's own rule, :func:`~batchviz.ops.elementwise.
-    logistic_values` (``0.5 tanh(x / 2) + 0.5``): one rule for every sigmoid of the
-    library, and one that never overflows (``1 / (1 + exp(-x))`` does, for x < -88 in
-    float32), so no error state of NumPy has to be entered at every step. It is also the
-    faster form here: NumPy's float32 ``tanh`` is faster than its ``exp`` and a division,
-    and every operation reads a contiguous block (or a 0-d constant), none broadcasts a
-    per-gate array, which costs NumPy more than the arithmetic on a step's few values."""
+    The sigmoid is the ``logistic`` op's own rule, ``elementwise.logistic_values``
+    (``0.5 tanh(x / 2) + 0.5``): one rule for every sigmoid of the library, and one that never overflows (``1 / (1 + exp(-x))`` does, for x < -88 in
+    float32), so no error state of NumPy has to be entered at every step, and its
+    operations take 0-d constants, where the other form scaled ``u``'s block by per-gate
+    arrays that NumPy broadcasts at a cost of its own. (NumPy's float32 ``tanh`` is
+    also faster than its ``exp`` followed by a division.)"""
     logistic_values(xp, sigmoid_gates, sigmoid_gates)
     xp.tanh(u, out=u)
 
@@ -123,10 +122,10 @@ def activated_gates_into(op, xp, terms, hidden: int, gates) -> None:
 
     The gates are activated in a new contiguous array, then copied into ``gates`` at once:
     the blocks of a batch lie apart in the arena (laid out plane by plane, see
-    :mod:`batchviz.plan.layout`), and NumPy sets up each operation on such an array at
-    several times the cost of one on contiguous memory. One copy pays that cost
-    once, for the four operations of the sigmoid and the tanh; on a step's few hundred
-    values that cost is most of the time."""
+    ``batchviz.plan.layout``), and NumPy sets up each operation on such an array at
+    several times the cost of one on contiguous memory. The copy pays that cost once for
+    the five operations of the sigmoid and the tanh: on a step's few hundred values the
+    cost of setting an operation up is most of its time."""
     total = op.products(xp, terms, rows=True)            # (n, blocks * hidden) + columns
     n, cols = total.shape[0], total.shape[2:]
     blocks = gates.shape[0]
@@ -151,8 +150,8 @@ def bias_by_block(b, n: int, blocks: int, hidden: int, n_columns: int):
 
 def gates_as_rows(d):
     """Per-gate blocks ``(blocks, n, hidden) + columns`` as one row per node,
-    ``(n, blocks * hidden) + columns``: the layout of ``W @ x``'s gradient (a copy, but
-    for one node, whose blocks already are its row)."""
+    ``(n, blocks * hidden) + columns``: the layout of ``W @ x``'s gradient (a copy when
+    there are several nodes; one node's blocks already are its row)."""
     blocks, n = d.shape[:2]
     return d.swapaxes(0, 1).reshape((n, blocks * d.shape[2]) + d.shape[3:])
 

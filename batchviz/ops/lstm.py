@@ -24,10 +24,9 @@ Inputs are vectors ``(d,)``, or matrices ``(d, m)`` whose ``m`` columns are inst
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..backend import constant
 from .base import Op, register
+from .elementwise import logistic_values
 from .gradients import BlockGradient, RowSums
 from ._build import build, expression_list
 from .linalg import AffineArguments, _mm_shape, affine_terms
@@ -96,58 +95,22 @@ def activated_gates(op, xp, terms, hidden: int):
     (``[b, W1, x1, ...]``), in the weights' block order ``[i, f..., o, u]``."""
     total = op.products(xp, terms)
     total += _bias_view(terms[0], total)
-    blocks = total.shape[1] // hidden
-    scales = gate_scales(xp, total.dtype, blocks, hidden,
-                         (blocks * hidden,) + (1,) * (total.ndim - 2))
-    _activate_(total, total[:, -hidden:], scales, xp)
+    activate_gates_(xp, total[:, :-hidden], total[:, -hidden:])
     return total
 
 
-def _activate_(gates, u, scales, xp) -> None:
-    """In place: the logistic sigmoid ``1 / (1 + exp(-x))`` over all ``gates``, except
-    ``u`` (a view of them, the candidate), which gets tanh. tanh(x) = 2 sigmoid(2x) - 1:
-    one sigmoid over the whole contiguous block is faster than a sigmoid and a tanh over
-    slices of it (and ``exp`` is about 1.5x faster than ``tanh`` in NumPy). ``scales``
-    (from :func:`gate_scales`) puts the two factors 2 into the sigmoid's own calls: ``-x``
-    is ``-2x`` on ``u`` and ``1 / (1 + e)`` is ``2 / (1 + e)``; powers of two, so the
-    numbers are those of scaling ``u`` before and after.
+def activate_gates_(xp, sigmoid_gates, u) -> None:
+    """In place: the logistic sigmoid on ``sigmoid_gates`` (the gates ``[i, f..., o]``),
+    tanh on ``u`` (the candidate).
 
-    For x < -88 (float32) ``exp`` overflows to inf and the result is the correct 0 (-1 for
-    ``u``); NumPy's warning about it is silenced."""
-    signs, numerators = scales
-    unit = constant(xp, 1.0, gates)
-    xp.multiply(gates, signs, out=gates)                 # -x; -2x on u
-    if xp is np:
-        _exp_ignoring_overflow(gates)
-    else:
-        xp.exp(gates, out=gates)
-    gates += unit
-    xp.divide(numerators, gates, out=gates)              # sigmoid; 2 sigmoid(2x) on u
-    u -= unit
-
-
-@np.errstate(over="ignore")
-def _exp_ignoring_overflow(x) -> None:
-    """``exp`` in place, NumPy's overflow warning silenced (inf is right there). As a
-    decorator, ``errstate`` makes its settings once, not at every call as ``with`` does."""
-    np.exp(x, out=x)
-
-
-def gate_scales(xp, dtype, blocks: int, hidden: int, shape: tuple) -> tuple:
-    """``(signs, numerators)`` for :func:`_activate_`: -1 and 1 on every gate, -2 and 2 on
-    the last (the candidate ``u``), for gates ``[i, f..., o, u]`` of ``blocks`` blocks of
-    ``hidden``, shaped ``shape`` to broadcast against the batch's gates; made once."""
-    key = (xp, dtype, shape)
-    scales = _GATE_SCALES.get(key)
-    if scales is None:
-        factor = np.ones((blocks, hidden))
-        factor[-1] = 2.0
-        scales = _GATE_SCALES[key] = (xp.asarray((-factor).reshape(shape), dtype=dtype),
-                                      xp.asarray(factor.reshape(shape), dtype=dtype))
-    return scales
-
-
-_GATE_SCALES: dict = {}
+    The sigmoid is the ``logistic`` op's own rule, ``elementwise.logistic_values``
+    (``0.5 tanh(x / 2) + 0.5``): one rule for every sigmoid of the library, and one that never overflows (``1 / (1 + exp(-x))`` does, for x < -88 in
+    float32), so no error state of NumPy has to be entered at every step, and its
+    operations take 0-d constants, where the other form scaled ``u``'s block by per-gate
+    arrays that NumPy broadcasts at a cost of its own. (NumPy's float32 ``tanh`` is
+    also faster than its ``exp`` followed by a division.)"""
+    logistic_values(xp, sigmoid_gates, sigmoid_gates)
+    xp.tanh(u, out=u)
 
 
 def activated_gates_into(op, xp, terms, hidden: int, gates) -> None:
@@ -155,15 +118,23 @@ def activated_gates_into(op, xp, terms, hidden: int, gates) -> None:
     is ``(blocks, n, hidden) + columns``, block ``k`` the ``k``-th gate of every node
     (``lstm_step``'s memory, see ``Op.storage_blocks``). The products are computed with
     one row per node, ``x W^T``, so that putting each gate's rows in place is a copy of
-    contiguous rows, not a transpose; the activations then run on contiguous memory."""
+    contiguous rows, not a transpose.
+
+    The gates are activated in a new contiguous array, then copied into ``gates`` at once:
+    the blocks of a batch lie apart in the arena (laid out plane by plane, see
+    ``batchviz.plan.layout``), and NumPy sets up each operation on such an array at
+    several times the cost of one on contiguous memory. The copy pays that cost once for
+    the five operations of the sigmoid and the tanh: on a step's few hundred values the
+    cost of setting an operation up is most of its time."""
     total = op.products(xp, terms, rows=True)            # (n, blocks * hidden) + columns
     n, cols = total.shape[0], total.shape[2:]
     blocks = gates.shape[0]
+    activated = xp.empty(gates.shape, dtype=gates.dtype)
     # the bias is added while each gate's rows are put in place: one pass, not two
     xp.add(total.reshape((n, blocks, hidden) + cols).swapaxes(0, 1),
-           bias_by_block(terms[0], n, blocks, hidden, len(cols)), out=gates)
-    scales = gate_scales(xp, gates.dtype, blocks, hidden, (blocks, 1, hidden) + (1,) * len(cols))
-    _activate_(gates, gates[-1], scales, xp)
+           bias_by_block(terms[0], n, blocks, hidden, len(cols)), out=activated)
+    activate_gates_(xp, activated[:-1], activated[-1])
+    gates[...] = activated
 
 
 def bias_by_block(b, n: int, blocks: int, hidden: int, n_columns: int):
@@ -177,12 +148,12 @@ def bias_by_block(b, n: int, blocks: int, hidden: int, n_columns: int):
     return b.reshape((n, blocks, hidden) + columns).swapaxes(0, 1)
 
 
-def gates_as_rows(xp, d):
+def gates_as_rows(d):
     """Per-gate blocks ``(blocks, n, hidden) + columns`` as one row per node,
-    ``(n, blocks * hidden) + columns`` (a copy): the layout of ``W @ x``'s gradient."""
+    ``(n, blocks * hidden) + columns``: the layout of ``W @ x``'s gradient (a copy when
+    there are several nodes; one node's blocks already are its row)."""
     blocks, n = d.shape[:2]
-    rows = xp.ascontiguousarray(d.swapaxes(0, 1))
-    return rows.reshape((n, blocks * d.shape[2]) + d.shape[3:])
+    return d.swapaxes(0, 1).reshape((n, blocks * d.shape[2]) + d.shape[3:])
 
 
 def bias_gradient(b, d):

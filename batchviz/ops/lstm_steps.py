@@ -148,14 +148,16 @@ class LSTMStep(AffineArguments):
             return self._rows_backward(xp, ins[:T], d_rows, needs, grads, into)
         unit = constant(xp, 1.0, g)
         gh, gc = g[0], g[1]
-        c, acts = out[1], out[2:]                        # acts: [i, f_1..f_K, o, u]
+        h, c = out[0], out[1]
+        # acts: [i, f_1..f_K, o, u], copied: the blocks of a batch lie apart in the arena,
+        # and an operation on all of them costs more than the copy (see activated_gates_into)
+        acts = out[2:].copy()
         i, o, u = acts[0], acts[-2], acts[-1]
         t = xp.tanh(c)
         d = xp.empty(acts.shape, dtype=g.dtype)          # d loss / d activations, then gates
         xp.multiply(gh, t, out=d[-2])                    # d o = dh tanh(c)
-        dc = xp.multiply(t, t)                           # d c = dh o (1 - tanh(c)^2) + dc_next
-        xp.subtract(unit, dc, out=dc)
-        dc *= o
+        dc = xp.multiply(h, t)                           # d c = dh o (1 - tanh(c)^2) + dc_next,
+        xp.subtract(o, dc, out=dc)                       # o (1 - tanh(c)^2) being o - h tanh(c)
         dc *= gh
         dc += gc
         xp.multiply(dc, u, out=d[0])                     # d i = dc u
@@ -173,15 +175,11 @@ class LSTMStep(AffineArguments):
         xp.multiply(u, u, out=du)
         xp.subtract(unit, du, out=du)
         d *= slope
-        return self._terms_backward(xp, ins[:T], d, needs, grads, into)
-
-    def _terms_backward(self, xp, terms, d, needs, grads, into=None) -> list:
-        """The bias's, weights' and inputs' gradients from ``d``, the gradient of the gates'
-        pre-activations block by block (the inputs' written in ``into``'s targets)."""
-        return self._rows_backward(xp, terms, gates_as_rows(xp, d), needs, grads, into)
+        return self._rows_backward(xp, ins[:T], gates_as_rows(d), needs, grads, into)
 
     def _rows_backward(self, xp, terms, d_rows, needs, grads, into=None) -> list:
-        """:meth:`_terms_backward` from the gradient already as one row per node,
+        """The bias's, weights' and inputs' gradients (the inputs' written in ``into``'s
+        targets) from the gradient of the gates' pre-activations as one row per node,
         ``(n, (K + 3) H) + columns``: the layout of the products' gradients."""
         if needs[0]:
             grads[0] = bias_gradient(terms[0], d_rows)

@@ -82,7 +82,9 @@ def run_kernel(batch, ins: list, out, xp) -> None:
         result = op.forward_together(xp, ins[0], attrs, n)
     else:
         result = op.forward(xp, ins, attrs, n)
-    out.reshape(result.shape)[...] = result  # one copy, whatever the result's memory order
+    if result.shape != out.shape:  # (the same elements, seen in the result's shape)
+        out = out.reshape(result.shape)
+    out[...] = result  # one copy, whatever the result's memory order
 
 
 def read_block(graph, arenas, read, xp, shape=None) -> tuple:

@@ -7,7 +7,7 @@
 import cython
 
 from batchviz.execute.forward cimport BatchRun
-from batchviz.execute.memory cimport batch_outputs, strided_view
+from batchviz.execute.memory cimport batch_outputs, rows_view, strided_view
 from batchviz.plan.batch cimport BatchPlan
 
 

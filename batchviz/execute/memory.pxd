@@ -6,6 +6,10 @@ import cython
 from batchviz.plan.batch cimport BatchPlan
 
 
+@cython.locals(stride=Py_ssize_t)
+cpdef rows_view(flat, Py_ssize_t width)
+
+
 cpdef tuple copy_index(starts, size)
 
 

@@ -118,10 +118,10 @@ def _takes_gradient(layout: Layout, origin: tuple) -> bool:
 
 def _source(layout: Layout, read, origin: tuple, shape) -> int:
     """The batch whose outputs ``read`` reads, all of them and in the shape its kernel wrote
-    them (``shape``: the shape the reading kernel takes), or -1. With one node a graph,
-    most reads are such: the executor then hands the reader that batch's own output
-    array (forward) and gradient array (backward), where it would make another view of
-    the same elements (a few microseconds of NumPy's each)."""
+    them (``shape``: the shape the reading kernel takes), or -1. With one instance a graph,
+    batches are small and many reads are such: the executor then hands the reader that
+    batch's own output array (forward) and gradient array (backward), instead of making
+    another NumPy view of the same elements for every read."""
     if type(read) is not View or len(origin) != 1 or origin[0] < 0:
         return -1
     batch = layout.batches[origin[0]]

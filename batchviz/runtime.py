@@ -147,7 +147,7 @@ class Graph(LazyGraph):
         run = plan(self, batches, self.layout, self.n_evaluated, self.keep_gradients)
         t2 = time.perf_counter()
         with reporting(self, "forward"), BLAS_THREADS.for_pass():
-            self.batch_runs += execute_forward(self, run, self.arenas, state.xp)
+            execute_forward(self, run, self.arenas, state.xp)  # (onto self.batch_runs)
         self.plans.append(run)
         self.decision_logs.append(log)
         self.n_evaluated = len(self.ops)

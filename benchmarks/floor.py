@@ -48,7 +48,7 @@ def kernel_seconds(graph) -> tuple:
     from batchviz.backend import state
     from batchviz.execute.backward import _add_terms, _gradient_arenas, backward_kernel
     from batchviz.execute.forward import run_kernel
-    from batchviz.execute.memory import POOL
+    from batchviz.execute.memory import POOL, batch_outputs
     from batchviz.ops.gradients import RowSums, WeightGradient
 
     xp, layout, runs = state.xp, graph.layout, graph.batch_runs
@@ -66,7 +66,8 @@ def kernel_seconds(graph) -> tuple:
             continue
         kernels += 1
         start = time.perf_counter()
-        arg_grads = backward_kernel(batch, runs[batch.index], grads, xp)
+        g = batch_outputs(xp, grads[batch.arena], batch)
+        arg_grads = backward_kernel(batch, runs[batch.index], g, xp)
         backward += time.perf_counter() - start
         for read, grad in zip(batch.reads, arg_grads):
             if type(grad) is WeightGradient or type(grad) is RowSums:

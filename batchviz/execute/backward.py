@@ -31,6 +31,7 @@ def execute_backward(graph, loss: int, xp, keep: bool = False) -> tuple:
     arena, offset = layout.where(loss)
     grads[arena][offset] = 1.0
     reached[layout.batch_of[loss]] = 1
+    blocks = [None] * len(reached)  # per batch, its outputs' gradient array, once made
     weight_terms: dict[int, list] = {}  # a shared W's (or bias's) node -> its gradient terms
     defer = getattr(graph.strategy, "batches_weight_gradients", True)
     check = numerics.checking(graph)  # asked once per pass: nothing is paid per batch when off
@@ -42,13 +43,14 @@ def execute_backward(graph, loss: int, xp, keep: bool = False) -> tuple:
         run = runs[batch.index]
         into = None
         if batch.op.writes_gradients and batch.counts is None and not batch.together:
-            into = _untouched_targets(batch, run, grads, reached)
-        arg_grads = backward_kernel(batch, run, grads, xp, into)
+            into = _untouched_targets(layout.batches, batch, run, grads, reached, blocks, xp)
+        g = _gradient_block(blocks, grads, layout.batches, batch.index, xp)
+        arg_grads = backward_kernel(batch, run, g, xp, into)
         if check:
             numerics.check_backward(graph, batch, arg_grads, xp)
-        # position by position, indexing the batch's tuples (compiled: in C, where a zip of
-        # five of them would be made and unpacked for every batch)
-        reads, needs, origins, indices = batch.reads, batch.needs, batch.origins, run.indices
+        # position by position, indexing the batch's tuples (compiled: in C, without a zip)
+        reads, needs, origins, sources = batch.reads, batch.needs, batch.origins, batch.sources
+        indices = run.indices
         for position in range(len(reads)):
             grad = arg_grads[position]
             if not needs[position] or grad is None:
@@ -66,7 +68,8 @@ def execute_backward(graph, loss: int, xp, keep: bool = False) -> tuple:
             for b in origins[position]:  # the batches that computed these arguments now
                 if b >= 0:               # have a gradient
                     reached[b] = 1
-            scatters += add_gradient(graph, grads, read, grad, indices[position], xp)
+            whole = _gradient_block(blocks, grads, layout.batches, sources[position], xp)
+            scatters += add_gradient(graph, grads, read, grad, indices[position], xp, whole)
     for node, terms in weight_terms.items():
         _add_weight_gradient(xp, graph.param_of_node[node], terms)
     if check:
@@ -86,10 +89,23 @@ def _gradient_arenas(layout) -> tuple:
     return buffer, [buffer[base - first:end - first] for base, end in zip(layout.bases, ends)]
 
 
-def backward_kernel(batch, run, grads, xp, into=None) -> list:
-    """The gradients of one batch's argument positions, from its outputs' gradient
+def _gradient_block(blocks: list, grads, batches, b: int, xp):
+    """The gradient of the outputs of batch number ``b`` (None for -1): its segment of the
+    gradient arenas in the shape its kernel wrote them (as
+    :func:`~batchviz.execute.memory.batch_outputs` cuts it), made once a pass and kept in
+    ``blocks``, where the reads of all of its outputs (``BatchPlan.sources``) find it."""
+    if b < 0:
+        return None
+    g = blocks[b]
+    if g is None:
+        batch = batches[b]
+        g = blocks[b] = batch_outputs(xp, grads[batch.arena], batch)
+    return g
+
+
+def backward_kernel(batch, run, g, xp, into=None) -> list:
+    """The gradients of one batch's argument positions, from its outputs' gradient ``g``
     (``into``: where the kernel may write them, see ``_untouched_targets``)."""
-    g = batch_outputs(xp, grads[batch.arena], batch)
     op, n, attrs = batch.op, len(batch.nodes), batch.attrs
     if batch.counts is not None:  # nodes of different numbers of arguments
         return [op.backward_segments(xp, run.ins[0], batch.counts, run.out, g, attrs, n)]
@@ -100,13 +116,15 @@ def backward_kernel(batch, run, grads, xp, into=None) -> list:
     return op.backward(xp, run.ins, run.out, g, attrs, n, batch.needs)
 
 
-def _untouched_targets(batch, run, grads, reached) -> list:
+def _untouched_targets(batches, batch, run, grads, reached, gradients, xp) -> list:
     """Per argument position, where its gradient goes if no gradient has reached there yet,
     else None: a view read of arguments that one batch computed, a batch that nothing has
-    added to so far (its gradient is zeros), shaped like the kernel's block. Handing one
-    out marks that batch reached: another position of the same batch (which the kernel
-    may not write) then finds it taken and adds, as every read does."""
+    added to so far (its gradient is zeros), shaped like the kernel's block (that batch's
+    own gradient array, :func:`_gradient_block`, where the read takes all of its outputs).
+    Handing one out marks that batch reached: another position of the same batch (which
+    the kernel may not write) then finds it taken and adds, as every read does."""
     reads, needs, origins, blocks = batch.reads, batch.needs, batch.origins, run.ins
+    sources = batch.sources
     into = [None] * len(reads)
     for position in range(len(reads)):
         read = reads[position]
@@ -119,6 +137,9 @@ def _untouched_targets(batch, run, grads, reached) -> list:
         if b < 0 or reached[b]:
             continue
         reached[b] = 1
+        if sources[position] >= 0:  # (then b is that batch)
+            into[position] = _gradient_block(gradients, grads, batches, b, xp)
+            continue
         start = read.start
         target = grads[read.arena][start:start + read.length]
         block = blocks[position]
@@ -126,21 +147,27 @@ def _untouched_targets(batch, run, grads, reached) -> list:
     return into
 
 
-def add_gradient(graph, grads, read, grad, index, xp) -> bool:
+def add_gradient(graph, grads, read, grad, index, xp, whole=None) -> bool:
     """Add one argument position's gradient to where its arguments live, as ``read`` read
-    them (``index``: what a copy gathered with). The kinds are told apart as
-    :func:`~batchviz.execute.forward.read_block` tells them. Returns whether the gradient
-    went back through a copy's index or piece by piece (the reads that copied forward)."""
+    them (``index``: what a copy gathered with; ``whole``: the gradient array of the batch
+    whose outputs it read whole, see :func:`_gradient_block`, else None). The kinds are
+    told apart as :func:`~batchviz.execute.forward.read_block` tells them. Returns whether
+    the gradient went back through a copy's index or piece by piece (the reads that
+    copied forward)."""
     kind = type(read)
     if kind is View:
-        start = read.start  # (fields by name: unpacking a NamedTuple iterates over it)
-        target = grads[read.arena][start:start + read.length]
+        target = whole
+        if target is None or target.shape != grad.shape:
+            start = read.start  # (fields by name: unpacking a NamedTuple iterates over it)
+            target = grads[read.arena][start:start + read.length]
+            if type(grad) is BlockGradient:
+                target = target.reshape(grad.shape)
+            elif grad.ndim > 1:  # (flat: a view where it can be, as reshape(-1), in fewer steps)
+                grad = grad.ravel()
         if type(grad) is BlockGradient:  # only its band of rows
-            target.reshape(grad.shape)[:, grad.lo:grad.hi] += grad.values
-        elif grad.ndim == 1:  # an element-wise op's: flat already
-            target += grad
+            target[:, grad.lo:grad.hi] += grad.values
         else:
-            target += grad.ravel()  # (a view where it can be: as reshape(-1), in fewer steps)
+            target += grad
         return False
     if kind is Shared:
         _add_to_parameter(graph.param_of_node[read.node], grad, xp)
@@ -266,7 +293,8 @@ def _stacked(xp, blocks: list):
     their pages in on every backward pass."""
     rows = 0
     for block in blocks:
-        rows += block.shape[0]
-    shape = (rows,) + blocks[0].shape[1:]
-    out = POOL.take(rows * (blocks[0].size // len(blocks[0]))).reshape(shape)
+        rows += len(block)  # (its first axis, without making its shape's tuple)
+    first = blocks[0]
+    shape = (rows,) + first.shape[1:]
+    out = POOL.take(rows * (first.size // len(first))).reshape(shape)
     return xp.concatenate(blocks, out=out)

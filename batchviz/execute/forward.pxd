@@ -13,8 +13,9 @@ cdef class BatchRun:
     cdef readonly tuple indices
 
 
-@cython.locals(ins=list, indices=list, reads=tuple, shapes=tuple, j=Py_ssize_t)
-cpdef run_batch(graph, list arenas, arena, BatchPlan batch, xp, bint check=*)
+@cython.locals(ins=list, indices=list, reads=tuple, shapes=tuple, sources=tuple, j=Py_ssize_t,
+               source=Py_ssize_t, earlier=BatchRun)
+cpdef run_batch(graph, list runs, list arenas, arena, BatchPlan batch, xp, bint check=*)
 
 
 @cython.locals(n=Py_ssize_t)

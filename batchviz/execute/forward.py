@@ -32,22 +32,33 @@ class BatchRun:
     indices: tuple  # per read: what a copy gathered with (to scatter gradients back)
 
 
-def execute_forward(graph, plan, arenas, xp) -> list:
+def execute_forward(graph, plan, arenas, xp) -> None:
     """Run every batch of ``plan`` (a :class:`~batchviz.plan.Plan`) on the arrays of
-    ``arenas``, in a new arena; returns one :class:`BatchRun` per batch."""
+    ``arenas``, in a new arena; appends one :class:`BatchRun` per batch to the graph's
+    ``batch_runs`` (where later batches find the output arrays of those they read whole)."""
     arena = arenas.new(plan.arena_size)
     check = numerics.checking(graph)  # asked once per run: nothing is paid per batch when off
     arrays = arenas.arrays  # (the list itself: indexing it costs less than a method call)
-    return [run_batch(graph, arrays, arena, batch, xp, check) for batch in plan.batches]
+    runs = graph.batch_runs
+    for batch in plan.batches:
+        runs.append(run_batch(graph, runs, arrays, arena, batch, xp, check))
 
 
-def run_batch(graph, arenas, arena, batch, xp, check: bool = False) -> BatchRun:
-    """Read the batch's arguments, run its kernel once, write its outputs (``arenas``: the
-    arena arrays, by number; ``check``: stop if they are not finite,
-    :func:`~batchviz.check_numerics`)."""
-    reads, shapes = batch.reads, batch.in_shapes
+def run_batch(graph, runs, arenas, arena, batch, xp, check: bool = False) -> BatchRun:
+    """Read the batch's arguments, run its kernel once, write its outputs (``runs``: the
+    :class:`BatchRun` of every earlier batch, by number; ``arenas``: the arena arrays, by
+    number; ``check``: stop if they are not finite, :func:`~batchviz.check_numerics`).
+    An argument position that reads all of an earlier batch's outputs, in their shape
+    (``batch.sources``), takes that batch's output array itself."""
+    reads, shapes, sources = batch.reads, batch.in_shapes, batch.sources
     ins, indices = [], []
     for j in range(len(reads)):  # (by position: compiled, a C loop without a zip object)
+        source = sources[j]
+        if source >= 0:
+            earlier = runs[source]
+            ins.append(earlier.out)
+            indices.append(None)
+            continue
         block, index = read_block(graph, arenas, reads[j], xp, shapes[j])
         ins.append(block)
         indices.append(index)
@@ -71,7 +82,9 @@ def run_kernel(batch, ins: list, out, xp) -> None:
         result = op.forward_together(xp, ins[0], attrs, n)
     else:
         result = op.forward(xp, ins, attrs, n)
-    out.reshape(result.shape)[...] = result  # one copy, whatever the result's memory order
+    if result.shape != out.shape:  # (the same elements, seen in the result's shape)
+        out = out.reshape(result.shape)
+    out[...] = result  # one copy, whatever the result's memory order
 
 
 def read_block(graph, arenas, read, xp, shape=None) -> tuple:

@@ -18,6 +18,7 @@ cdef class BatchPlan:
     cdef readonly tuple in_shapes
     cdef readonly tuple needs
     cdef readonly tuple origins
+    cdef readonly tuple sources
     cdef readonly bint requires_grad
     cdef readonly bint together
     cdef readonly object counts

@@ -34,6 +34,9 @@ class BatchPlan:
     in_shapes: tuple    # per read, the shape the kernel sees its block in (None: shared)
     needs: tuple        # per read: whether gradients must flow back there
     origins: tuple      # per read: the batches that computed its arguments
+    sources: tuple      # per read: the batch whose outputs it reads whole, in the shape that
+                        # batch's kernel wrote them (its block is then that batch's own
+                        # output array, and its gradient that batch's), else -1
     requires_grad: bool
     together: bool      # one read of every argument, node after node (Op.one_gather)
     counts: object      # with ``together``: each node's number of arguments when they

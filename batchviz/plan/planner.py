@@ -85,13 +85,14 @@ def plan_batch(graph, layout: Layout, batch: list, sizes, block_stride: int,
                                 info.reads)
         in_shapes = _kernel_shapes(graph.shapes, all_args[first], n, reads, sizes, elementwise)
         counts = None
-    origins, needs = [], []
+    origins, needs, sources = [], [], []
     takes_gradient = bool(shared) or bool(every_gradient)
     for j in range(len(reads)):
         origin = _origin(layout, reads[j], positions[j])
         need = type(reads[j]) is Shared or _takes_gradient(layout, origin)
         origins.append(origin)
         needs.append(need)
+        sources.append(_source(layout, reads[j], origin, in_shapes[j]))
         takes_gradient = takes_gradient or need
     arena, start = layout.where(first)
     length = n * sizes if isinstance(sizes, int) else sum(sizes)
@@ -100,7 +101,8 @@ def plan_batch(graph, layout: Layout, batch: list, sizes, block_stride: int,
         out_shape = (blocks,) + out_shape
     return BatchPlan(len(layout.batches), signature, op, nodes, attrs, arena, start, length,
                      sizes, out_shape, block_stride, tuple(reads), tuple(in_shapes),
-                     tuple(needs), tuple(origins), takes_gradient, together, counts)
+                     tuple(needs), tuple(origins), tuple(sources), takes_gradient, together,
+                     counts)
 
 
 def _takes_gradient(layout: Layout, origin: tuple) -> bool:
@@ -112,6 +114,21 @@ def _takes_gradient(layout: Layout, origin: tuple) -> bool:
         if batch.requires_grad:
             return True
     return False
+
+
+def _source(layout: Layout, read, origin: tuple, shape) -> int:
+    """The batch whose outputs ``read`` reads, all of them and in the shape its kernel wrote
+    them (``shape``: the shape the reading kernel takes), or -1. With one instance a graph,
+    batches are small and many reads are such: the executor then hands the reader that
+    batch's own output array (forward) and gradient array (backward), instead of making
+    another NumPy view of the same elements for every read."""
+    if type(read) is not View or len(origin) != 1 or origin[0] < 0:
+        return -1
+    batch = layout.batches[origin[0]]
+    if batch.block_stride or batch.out_shape != shape:
+        return -1
+    # (one comparison of the records' fields, in C, rather than three looked up by name)
+    return batch.index if read == (batch.arena, batch.start, batch.length) else -1
 
 
 def _read_positions(shapes: list, layout: Layout, positions: list, sizes, elementwise: bool,

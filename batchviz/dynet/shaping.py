@@ -19,7 +19,7 @@ from ..ops import api as bv
 # (the op built at every node, as a name of this module: not looked up in ``bv``)
 from ..ops.structure import concatenate as bv_concatenate
 from .dims import dims_of, layout, to_shape
-from .expression import Expression, as_expression, expression_of, node_of
+from .expression import Expression, ExpressionCore, as_expression, expression_of, node_of
 
 
 def pick(e, index=0, dim: int = 0) -> Expression:
@@ -104,9 +104,13 @@ def _aligned(xs, who: str):
     xs = [as_expression(x, who) for x in xs]
     if not xs:
         raise ValueError(f"{who}: needs at least one expression")
-    bd = max(x.bd for x in xs)
-    if any(x.bd not in (1, bd) for x in xs):
-        raise ValueError(f"{who}: minibatch sizes {[x.bd for x in xs]} differ")
+    bd = 1
+    for x in xs:
+        e = x
+        if e.bd != 1:
+            if bd != 1 and e.bd != bd:
+                raise ValueError(f"{who}: minibatch sizes {[x.bd for x in xs]} differ")
+            bd = e.bd
     return xs, bd
 
 
@@ -128,29 +132,37 @@ def concatenate_aligned(xs, d: int) -> Expression:
     """:func:`concatenate` of any expressions: broadcast to one minibatch size, and missing
     dimensions added."""
     xs, bd = _aligned(list(xs), "concatenate")
-    if d == 0 and all(x.bd == bd and len(x.x.shape) > (bd > 1)
-                      and x.x.shape[1:] == xs[0].x.shape[1:] for x in xs):
-        return Expression(bv.concatenate([x.x for x in xs]), bd)
-    if bd == 1 and all(len(x.x.shape) == d for x in xs):  # vectors as columns: a new axis
-        return Expression(bv.concatenate_axis([x.x for x in xs], d), 1)
-    ndim = max(max(len(dims_of(x)) for x in xs), d + 1)
-    nodes = [to_shape(x, dims_of(x) + (1,) * (ndim - len(dims_of(x))), bd) for x in xs]
-    joined = Expression(bv.concatenate_axis(nodes, d), bd)
-    kept = max(len(dims_of(xs[0])), d + 1)  # the dimensions after these are all 1
+    if bd == 1:
+        columns = [x.x for x in xs]
+        for node in columns:
+            if len(shape_of(node)) != d:
+                break
+        else:  # vectors as columns: a new axis
+            return Expression(bv.concatenate_axis(columns, d), 1)
+    dims = [dims_of(x) for x in xs]
+    ndim = d + 1
+    for have in dims:
+        if len(have) > ndim:
+            ndim = len(have)
+    nodes = [to_shape(x, have + (1,) * (ndim - len(have)), bd) for x, have in zip(xs, dims)]
+    # (laid out alike: rows are joined by the concatenation of rows, which is memoized)
+    joined = Expression(bv_concatenate(nodes) if d == 0 else bv.concatenate_axis(nodes, d), bd)
+    kept = max(len(dims[0]), d + 1)  # the dimensions after these are all 1
     return joined if kept == ndim else reshape(joined, dims_of(joined)[:kept], bd)
 
 
 def _rows_of(xs: list):
-    """The batchviz nodes of ``xs`` when they are all plain expressions (no parameters or
-    pending products) of the same minibatch size and the same dimensions after the first,
-    else None. (A minibatch of scalars may be a ``(bd,)`` node, whose one axis is the
-    minibatch: not rows to concatenate.)"""
-    if not xs or type(xs[0]) is not Expression:
+    """The batchviz nodes of ``xs`` when they are all expressions (a pending product is
+    built, a parameter is itself) of the same minibatch size and the same dimensions after
+    the first, else None. (A minibatch of scalars may be a ``(bd,)`` node, whose one axis is
+    the minibatch: not rows to concatenate.) An attention model concatenates a context,
+    a pending ``memory * weights``, with a looked-up row at every step."""
+    if not xs or not isinstance(xs[0], ExpressionCore):
         return None
     first = xs[0]
     bd, nodes, tail = first.bd, [], None
     for x in xs:
-        if type(x) is not Expression:
+        if not isinstance(x, ExpressionCore):
             return None
         e = x
         if e.bd != bd:

@@ -19,3 +19,6 @@ cpdef _aligned(list xs, who)
 
 @cython.locals(bd=Py_ssize_t, dims=list, ndim=Py_ssize_t, have=tuple, nodes=list, columns=list)
 cpdef concatenate_aligned(xs, Py_ssize_t d)
+
+@cython.locals(x=ExpressionCore)
+cpdef transpose(x, dims=*)

@@ -225,13 +225,14 @@ def transpose(x, dims=(1, 0)) -> Expression:
     """The dimensions in the order ``dims`` (a vector becomes a ``1 x n`` row)."""
     x = as_expression(x, "transpose")
     dims = list(dims)
+    node = x.x
+    if x.bd == 1 and dims == [1, 0] and 0 < len(shape_of(node)) <= 2:  # a vector or matrix
+        return expression_of(bv.transpose(node), 1)
     have = dims_of(x)
     full = have + (1,) * (len(dims) - len(have))
     if sorted(dims) != list(range(len(full))):
         raise ValueError(f"transpose: {dims} is not an order of the dimensions of {x.dim()}")
-    new = tuple(full[a] for a in dims)
-    if x.bd == 1 and len(x.x.shape) <= 2 and dims == [1, 0] and x.x.shape:
-        return Expression(bv.transpose(x.x), 1)
+    new = tuple([full[a] for a in dims])
     order = dims + ([len(dims)] if x.bd > 1 else [])
     return Expression(bv.reshape(bv.permute(to_shape(x, full, x.bd), order),
                                  layout(new, x.bd)), x.bd)

@@ -10,7 +10,8 @@ cpdef dims_of(e)
 
 cpdef tuple layout(dims, Py_ssize_t bd)
 
-@cython.locals(da=tuple, db=tuple, longer=tuple, dims=tuple)
+@cython.locals(da=tuple, db=tuple, longer=tuple, dims=tuple, common=Py_ssize_t, i=Py_ssize_t,
+               x=Py_ssize_t, y=Py_ssize_t)
 cpdef combine_dims(first, second, who, bint right_only=*)
 
 @cython.locals(target=tuple, have=tuple, mine=tuple, view=tuple)

@@ -49,14 +49,16 @@ def combine_dims(first: tuple, second: tuple, who: str, right_only: bool = False
     arguments: the result's; every dimension (and the batch) must match or be 1 (for
     ``cdiv``, 1 on the right only)."""
     (da, ba), (db, bb) = first, second
-    for i, (x, y) in enumerate(zip(da, db)):
+    common = min(len(da), len(db))
+    for i in range(common):
+        x, y = da[i], db[i]
         if x != y and not (y == 1 if right_only else min(x, y) == 1):
             raise dims_error(who, f"dimensions {first} and {second} do not match: dimension "
                                   f"{i} is {x} and {y}, and must match or be 1")
     if ba != bb and not (bb == 1 if right_only else min(ba, bb) == 1):
         raise dims_error(who, f"batch sizes of {first} and {second} must match or be 1")
     longer = da if len(da) >= len(db) else db
-    dims = tuple([max(x, y) for x, y in zip(da, db)]) + longer[min(len(da), len(db)):]
+    dims = tuple([max(da[i], db[i]) for i in range(common)]) + longer[common:]
     return dims, max(ba, bb)
 
 

@@ -12,6 +12,7 @@ one indexing kernel.
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 
 import numpy as np
@@ -24,7 +25,7 @@ from .axes import TakeAlongAxis
 
 
 def _size(shape) -> int:
-    return int(np.prod(shape, dtype=np.int64))
+    return math.prod(shape)  # (of Python ints: exact, without NumPy's Python-level wrapper)
 
 
 def _indices(xp, attrs, column_shape):
@@ -66,7 +67,7 @@ class Broadcast(Op):
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         view, target = attrs[0]
-        summed = tuple(a + 1 for a, (v, t) in enumerate(zip(view, target)) if v != t)
+        summed = tuple([a + 1 for a, (v, t) in enumerate(zip(view, target)) if v != t])
         return [g.sum(axis=summed).reshape(ins[0].shape)]
 
 

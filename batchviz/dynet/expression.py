@@ -192,8 +192,8 @@ def broadcast_elementwise(op, a: Expression, b: Expression, who: str,
                           right_only: bool = False) -> Expression:
     """:func:`elementwise` of arguments of different dimensions or minibatch sizes,
     broadcast as DyNet's (``(dims, batch)`` of the result: :func:`.dims.combine_dims`)."""
-    dims, bd = combine_dims(a.dim(), b.dim(), who, right_only)
-    return Expression(op(to_shape(a, dims, bd), to_shape(b, dims, bd)), bd)
+    dims, bd = combine_dims((dims_of(a), a.bd), (dims_of(b), b.bd), who, right_only)
+    return expression_of(op(to_shape(a, dims, bd), to_shape(b, dims, bd)), bd)
 
 
 def index_rows(e: Expression, index) -> Expression:

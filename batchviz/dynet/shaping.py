@@ -242,14 +242,21 @@ def reshape(x, d, batch_size: int = 1) -> Expression:
     """The values in dimension ``d`` (and minibatch ``batch_size``), in DyNet's
     column-major order."""
     x = as_expression(x, "reshape")
-    dims = (int(d),) if isinstance(d, numbers.Integral) else tuple(int(k) for k in d)
-    if math.prod(dims) * batch_size != math.prod(dims_of(x)) * x.bd:
+    # (a tuple, the usual, skips the slow ABC test)
+    if type(d) is not tuple and isinstance(d, numbers.Integral):
+        dims = (int(d),)
+    else:
+        dims = tuple([int(k) for k in d])
+    have = dims_of(x)
+    if math.prod(dims) * batch_size != math.prod(have) * x.bd:
         raise ValueError(f"reshape: cannot reshape {x.dim()} into ({dims}, {batch_size})")
     target = layout(dims, batch_size)
-    source = layout(dims_of(x), x.bd)
+    source = layout(have, x.bd)
     if [k for k in target if k != 1] == [k for k in source if k != 1]:
-        return expression_of(bv.reshape(x.x, target) if x.x.shape != target else x.x, batch_size)
-    return Expression(bv.reshape_column_major(to_shape(x, dims_of(x), x.bd), target), batch_size)
+        node = x.x
+        return expression_of(bv.reshape(node, target) if shape_of(node) != target else node,
+                             batch_size)
+    return expression_of(bv.reshape_column_major(to_shape(x, have, x.bd), target), batch_size)
 
 
 def nobackprop(x) -> Expression:

@@ -21,6 +21,7 @@ cdef class LazyGraph:
     cpdef push(self, op, tuple args, attrs, tuple shape, sig, Py_ssize_t depth)
     @cython.locals(kind=type, e=ExpressionBase)
     cpdef expression(self, Py_ssize_t node)
+    @cython.locals(depths=list, depth=Py_ssize_t, a=Py_ssize_t, d=Py_ssize_t)
     cpdef add(self, op, tuple args, attrs=*)
     cpdef add_memoized(self, op, tuple args, attrs, Py_ssize_t depth)
     cpdef add_known(self, op, tuple args, attrs, Py_ssize_t depth, key)

@@ -182,13 +182,11 @@ class LazyGraph:
             sig = self._signature(op, args, attrs, shape)
             if key is not None:
                 self.memo[key] = (sig, shape)
-        depths = self.depths
-        if len(args) == 1:
-            depth = depths[args[0]] + 1
-        elif args:
-            depth = 1 + max(map(depths.__getitem__, args))
-        else:
-            depth = 0
+        depths, depth = self.depths, 0  # one deeper than the deepest argument (0: none)
+        for a in args:
+            d = depths[a]
+            if d >= depth:
+                depth = d + 1
         return self.push(op, args, attrs, shape, sig, depth)
 
     def _signature(self, op: Op, args: tuple, attrs, shape: tuple) -> int:

@@ -103,11 +103,11 @@ def _ids_of(fixed: list) -> dict:
 #: (the list of fixed signatures, its length, its ``{key: position}``), see :func:`_ids_of`
 _fixed_ids: tuple = (None, 0, {})
 
-#: the :class:`SignatureInfo` of every signature interned so far without attributes, by
-#: what determines it; tables of different graphs share them. A program that builds a
-#: graph per instance (a tree, a sentence) interns the same signatures in every graph, its
-#: parameters' nodes and its layers' shared weights at the same node ids: an info made
-#: once and checked once is then a dict lookup. (Emptied when it grows past
+#: the :class:`SignatureInfo` of every signature interned so far, by what determines it
+#: (attributes only through the blocks they keep); tables of different graphs share them.
+#: A program that builds a graph per instance (a tree, a sentence) interns the same
+#: signatures in every graph, its parameters' nodes and its layers' shared weights at the
+#: same node ids: an info made once and checked once is then a dict lookup. (Emptied when it grows past
 #: ``_INFOS_KEPT``, which a program whose node ids vary from graph to graph may reach.)
 _INFOS: dict[tuple, SignatureInfo] = {}
 _INFOS_KEPT = 20000
@@ -116,11 +116,16 @@ _INFOS_KEPT = 20000
 def signature_info(key: tuple, op, shared: tuple, shape: tuple, attrs, arity: int):
     """The :class:`SignatureInfo` of a new signature ``key`` of ``op`` (see
     :meth:`SignatureTable.intern`), after checking what ``op`` declares about its memory."""
-    known = (key, op, shared, shape, arity) if attrs is None else None
+    # (a node's attributes may change how many blocks it keeps, and nothing else here: a
+    # broadcast's, a lookup's, a pick's signature is found again in every graph)
+    blocks = None if attrs is None else op.storage_blocks(shape, attrs)
+    known = (key, op, shared, shape, arity, blocks) if type(blocks) is int or blocks is None \
+        else None
     info = _INFOS.get(known) if known is not None else None
     if info is not None:
         return info
-    blocks = op.storage_blocks(shape, attrs)
+    if blocks is None:
+        blocks = op.storage_blocks(shape, attrs)
     if type(blocks) is not int or blocks < 1:
         raise TypeError(f"{op.name}: storage_blocks() must be a positive int (the "
                         f"value is block 0), got {blocks!r}")

@@ -9,6 +9,7 @@ node, or a parameter) and ``bd``, and return dimensions or batchviz nodes.
 from __future__ import annotations
 
 from ..errors import ShapeError
+from ..graph import shape_of
 from ..ops import api as bv
 from ..sourcelines import user_frame, where_text
 
@@ -26,7 +27,7 @@ def dims_error(who: str, message: str) -> ShapeError:
 def dims_of(e) -> tuple:
     """DyNet's dims of ``e`` (without the batch): its batchviz shape, less the last axis
     when batched; a scalar is ``(1,)``."""
-    shape = e.x.shape
+    shape = shape_of(e.x)
     if e.bd > 1:
         shape = shape[:-1]
     return shape if shape else (1,)
@@ -48,14 +49,16 @@ def combine_dims(first: tuple, second: tuple, who: str, right_only: bool = False
     arguments: the result's; every dimension (and the batch) must match or be 1 (for
     ``cdiv``, 1 on the right only)."""
     (da, ba), (db, bb) = first, second
-    for i, (x, y) in enumerate(zip(da, db)):
+    common = min(len(da), len(db))
+    for i in range(common):
+        x, y = da[i], db[i]
         if x != y and not (y == 1 if right_only else min(x, y) == 1):
             raise dims_error(who, f"dimensions {first} and {second} do not match: dimension "
                                   f"{i} is {x} and {y}, and must match or be 1")
     if ba != bb and not (bb == 1 if right_only else min(ba, bb) == 1):
         raise dims_error(who, f"batch sizes of {first} and {second} must match or be 1")
     longer = da if len(da) >= len(db) else db
-    dims = tuple(max(x, y) for x, y in zip(da, db)) + longer[min(len(da), len(db)):]
+    dims = tuple([max(da[i], db[i]) for i in range(common)]) + longer[common:]
     return dims, max(ba, bb)
 
 
@@ -63,13 +66,16 @@ def to_shape(e, dims: tuple, bd: int):
     """The batchviz node of ``e`` laid out as a value of ``dims`` and batch ``bd`` (which
     ``e``'s dims and batch broadcast to): ``e.x`` itself when it already is one, else a
     ``broadcast`` node (a vector repeated along the columns, one instance repeated over the
-    batch, a ``()`` scalar seen as ``(1,)``)."""
+    batch), or a ``reshape`` node where nothing is repeated (a vector seen as a column, a
+    ``()`` scalar seen as ``(1,)``)."""
     target = layout(dims, bd)
-    if e.x.shape == target:
-        return e.x
-    mine = dims_of(e) + (1,) * (len(dims) - len(dims_of(e)))
+    x = e.x
+    if shape_of(x) == target:
+        return x
+    have = dims_of(e)
+    mine = have + (1,) * (len(dims) - len(have))
     view = layout(mine, e.bd) if e.bd > 1 else mine + ((1,) if bd > 1 else ())
-    return bv.broadcast(e.x, view, target)
+    return bv.reshape(x, target) if view == target else bv.broadcast(x, view, target)
 
 
 def as_matrix(e):

@@ -59,3 +59,9 @@ cpdef add(a, b)
 
 @cython.locals(x=ExpressionCore, y=ExpressionCore, ls=tuple, rs=tuple)
 cpdef matmul(a, b)
+
+@cython.locals(da=tuple, db=tuple, ls=tuple, bd=Py_ssize_t)
+cpdef matmul_checked(ExpressionCore a, ExpressionCore b)
+
+@cython.locals(bd=Py_ssize_t)
+cpdef matmul_other(ExpressionCore a, ExpressionCore b, tuple da, tuple db)

@@ -192,8 +192,8 @@ def broadcast_elementwise(op, a: Expression, b: Expression, who: str,
                           right_only: bool = False) -> Expression:
     """:func:`elementwise` of arguments of different dimensions or minibatch sizes,
     broadcast as DyNet's (``(dims, batch)`` of the result: :func:`.dims.combine_dims`)."""
-    dims, bd = combine_dims(a.dim(), b.dim(), who, right_only)
-    return Expression(op(to_shape(a, dims, bd), to_shape(b, dims, bd)), bd)
+    dims, bd = combine_dims((dims_of(a), a.bd), (dims_of(b), b.bd), who, right_only)
+    return expression_of(op(to_shape(a, dims, bd), to_shape(b, dims, bd)), bd)
 
 
 def index_rows(e: Expression, index) -> Expression:
@@ -379,22 +379,22 @@ def matmul_checked(a: Expression, b: Expression) -> Expression:
     if a.bd > 1:
         if b.bd not in (1, a.bd):
             raise dims_error("x * y", f"minibatch sizes of {a.dim()} and {b.dim()} differ")
-        return Expression(products_per_instance(a, b, da, db, a.bd), a.bd)
+        return expression_of(products_per_instance(a, b, da, db, a.bd), a.bd)
     left, right, bd = a.x, b.x, b.bd
-    if len(left.shape) == 2 and len(db) == 1 and right.shape:   # W x, or W X of a minibatch
-        return pending_affine((None, left, right), bd, left.shape[0])
+    ls = shape_of(left)
+    if len(ls) == 2 and len(db) == 1 and shape_of(right):   # W x, or W X of a minibatch
+        return pending_affine((None, left, right), bd, ls[0])
     return matmul_other(a, b, da, db)
 
 
 def matmul_other(a: Expression, b: Expression, da: tuple, db: tuple) -> Expression:
-    """:func:`matmul` of anything but a matrix times a vector or a minibatch of vectors
-    (``da`` and ``db``: their dims)."""
+    """:func:`matmul` of all but a matrix times vectors (``da``, ``db``: their dims)."""
     left, right, bd = a.x, b.x, b.bd
-    left = left if len(left.shape) == 2 else as_matrix(a)
+    left = left if len(shape_of(left)) == 2 else as_matrix(a)
     if len(db) == 1:                       # a vector times a number
-        return Expression(bv.matmul(left, bv.reshape(right, (1,))), bd)
+        return expression_of(linalg_matmul(left, bv.reshape(right, (1,))), bd)
     if bd == 1:                            # a matrix
-        return Expression(bv.matmul(left, right), 1)
+        return expression_of(linalg_matmul(left, right), 1)
     k = db[1]                              # a batch of matrices: all their columns at once
     product = bv.matmul(left, bv.reshape(right, (db[0], k * bd)))
     return Expression(bv.reshape(product, (da[0], k, bd)), bd)

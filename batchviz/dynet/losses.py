@@ -35,8 +35,8 @@ def softmax(x, d: int = 0) -> Expression:
     if d != 0:
         raise NotImplementedError(f"softmax(x, d={d}): batchviz.dynet normalises along "
                                   "dimension 0 or 1; transpose the expression first")
-    node = x.x if x.x.shape else bv.reshape(x.x, (1,))
-    return Expression(bv.softmax(node), x.bd)
+    node = x.x
+    return expression_of(bv.softmax(node if shape_of(node) else bv.reshape(node, (1,))), x.bd)
 
 
 def log_softmax(x, restrict=None) -> Expression:

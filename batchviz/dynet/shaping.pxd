@@ -13,3 +13,12 @@ cpdef _rows_of(list xs)
 
 @cython.locals(first=ExpressionCore)
 cpdef concatenate(xs, d=*)
+
+@cython.locals(e=ExpressionCore, bd=Py_ssize_t)
+cpdef _aligned(list xs, who)
+
+@cython.locals(bd=Py_ssize_t, dims=list, ndim=Py_ssize_t, have=tuple, nodes=list, columns=list)
+cpdef concatenate_aligned(xs, Py_ssize_t d)
+
+@cython.locals(x=ExpressionCore)
+cpdef transpose(x, dims=*)

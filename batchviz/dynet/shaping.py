@@ -19,7 +19,7 @@ from ..ops import api as bv
 # (the op built at every node, as a name of this module: not looked up in ``bv``)
 from ..ops.structure import concatenate as bv_concatenate
 from .dims import dims_of, layout, to_shape
-from .expression import Expression, as_expression, expression_of, node_of
+from .expression import Expression, ExpressionCore, as_expression, expression_of, node_of
 
 
 def pick(e, index=0, dim: int = 0) -> Expression:
@@ -104,9 +104,13 @@ def _aligned(xs, who: str):
     xs = [as_expression(x, who) for x in xs]
     if not xs:
         raise ValueError(f"{who}: needs at least one expression")
-    bd = max(x.bd for x in xs)
-    if any(x.bd not in (1, bd) for x in xs):
-        raise ValueError(f"{who}: minibatch sizes {[x.bd for x in xs]} differ")
+    bd = 1
+    for x in xs:
+        e = x
+        if e.bd != 1:
+            if bd != 1 and e.bd != bd:
+                raise ValueError(f"{who}: minibatch sizes {[x.bd for x in xs]} differ")
+            bd = e.bd
     return xs, bd
 
 
@@ -128,29 +132,37 @@ def concatenate_aligned(xs, d: int) -> Expression:
     """:func:`concatenate` of any expressions: broadcast to one minibatch size, and missing
     dimensions added."""
     xs, bd = _aligned(list(xs), "concatenate")
-    if d == 0 and all(x.bd == bd and len(x.x.shape) > (bd > 1)
-                      and x.x.shape[1:] == xs[0].x.shape[1:] for x in xs):
-        return Expression(bv.concatenate([x.x for x in xs]), bd)
-    if bd == 1 and all(len(x.x.shape) == d for x in xs):  # vectors as columns: a new axis
-        return Expression(bv.concatenate_axis([x.x for x in xs], d), 1)
-    ndim = max(max(len(dims_of(x)) for x in xs), d + 1)
-    nodes = [to_shape(x, dims_of(x) + (1,) * (ndim - len(dims_of(x))), bd) for x in xs]
-    joined = Expression(bv.concatenate_axis(nodes, d), bd)
-    kept = max(len(dims_of(xs[0])), d + 1)  # the dimensions after these are all 1
+    if bd == 1:
+        columns = [x.x for x in xs]
+        for node in columns:
+            if len(shape_of(node)) != d:
+                break
+        else:  # vectors as columns: a new axis
+            return Expression(bv.concatenate_axis(columns, d), 1)
+    dims = [dims_of(x) for x in xs]
+    ndim = d + 1
+    for have in dims:
+        if len(have) > ndim:
+            ndim = len(have)
+    nodes = [to_shape(x, have + (1,) * (ndim - len(have)), bd) for x, have in zip(xs, dims)]
+    # (laid out alike: rows are joined by the concatenation of rows, which is memoized)
+    joined = Expression(bv_concatenate(nodes) if d == 0 else bv.concatenate_axis(nodes, d), bd)
+    kept = max(len(dims[0]), d + 1)  # the dimensions after these are all 1
     return joined if kept == ndim else reshape(joined, dims_of(joined)[:kept], bd)
 
 
 def _rows_of(xs: list):
-    """The batchviz nodes of ``xs`` when they are all plain expressions (no parameters or
-    pending products) of the same minibatch size and the same dimensions after the first,
-    else None. (A minibatch of scalars may be a ``(bd,)`` node, whose one axis is the
-    minibatch: not rows to concatenate.)"""
-    if not xs or type(xs[0]) is not Expression:
+    """The batchviz nodes of ``xs`` when they are all expressions (a pending product is
+    built, a parameter is itself) of the same minibatch size and the same dimensions after
+    the first, else None. (A minibatch of scalars may be a ``(bd,)`` node, whose one axis is
+    the minibatch: not rows to concatenate.) An attention model concatenates a context,
+    a pending ``memory * weights``, with a looked-up row at every step."""
+    if not xs or not isinstance(xs[0], ExpressionCore):
         return None
     first = xs[0]
     bd, nodes, tail = first.bd, [], None
     for x in xs:
-        if type(x) is not Expression:
+        if not isinstance(x, ExpressionCore):
             return None
         e = x
         if e.bd != bd:
@@ -213,13 +225,14 @@ def transpose(x, dims=(1, 0)) -> Expression:
     """The dimensions in the order ``dims`` (a vector becomes a ``1 x n`` row)."""
     x = as_expression(x, "transpose")
     dims = list(dims)
+    node = x.x
+    if x.bd == 1 and dims == [1, 0] and 0 < len(shape_of(node)) <= 2:  # a vector or matrix
+        return expression_of(bv.transpose(node), 1)
     have = dims_of(x)
     full = have + (1,) * (len(dims) - len(have))
     if sorted(dims) != list(range(len(full))):
         raise ValueError(f"transpose: {dims} is not an order of the dimensions of {x.dim()}")
-    new = tuple(full[a] for a in dims)
-    if x.bd == 1 and len(x.x.shape) <= 2 and dims == [1, 0] and x.x.shape:
-        return Expression(bv.transpose(x.x), 1)
+    new = tuple([full[a] for a in dims])
     order = dims + ([len(dims)] if x.bd > 1 else [])
     return Expression(bv.reshape(bv.permute(to_shape(x, full, x.bd), order),
                                  layout(new, x.bd)), x.bd)
@@ -229,14 +242,21 @@ def reshape(x, d, batch_size: int = 1) -> Expression:
     """The values in dimension ``d`` (and minibatch ``batch_size``), in DyNet's
     column-major order."""
     x = as_expression(x, "reshape")
-    dims = (int(d),) if isinstance(d, numbers.Integral) else tuple(int(k) for k in d)
-    if math.prod(dims) * batch_size != math.prod(dims_of(x)) * x.bd:
+    # (a tuple, the usual, skips the slow ABC test)
+    if type(d) is not tuple and isinstance(d, numbers.Integral):
+        dims = (int(d),)
+    else:
+        dims = tuple([int(k) for k in d])
+    have = dims_of(x)
+    if math.prod(dims) * batch_size != math.prod(have) * x.bd:
         raise ValueError(f"reshape: cannot reshape {x.dim()} into ({dims}, {batch_size})")
     target = layout(dims, batch_size)
-    source = layout(dims_of(x), x.bd)
+    source = layout(have, x.bd)
     if [k for k in target if k != 1] == [k for k in source if k != 1]:
-        return expression_of(bv.reshape(x.x, target) if x.x.shape != target else x.x, batch_size)
-    return Expression(bv.reshape_column_major(to_shape(x, dims_of(x), x.bd), target), batch_size)
+        node = x.x
+        return expression_of(bv.reshape(node, target) if shape_of(node) != target else node,
+                             batch_size)
+    return expression_of(bv.reshape_column_major(to_shape(x, have, x.bd), target), batch_size)
 
 
 def nobackprop(x) -> Expression:

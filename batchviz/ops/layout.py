@@ -12,6 +12,7 @@ one indexing kernel.
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 
 import numpy as np
@@ -24,7 +25,7 @@ from .axes import TakeAlongAxis
 
 
 def _size(shape) -> int:
-    return int(np.prod(shape, dtype=np.int64))
+    return math.prod(shape)  # (of Python ints: exact, without NumPy's Python-level wrapper)
 
 
 def _indices(xp, attrs, column_shape):
@@ -39,6 +40,7 @@ class Broadcast(Op):
     vector added to every column, one instance added to every instance of a minibatch)."""
 
     name = "broadcast"
+    writes_output = True  # the repeated values go straight into the segment
 
     def infer_shape(self, shapes, attrs):
         view, target = attrs
@@ -54,13 +56,18 @@ class Broadcast(Op):
     def memo_key(self, graph, args, attrs):
         return (self, graph.shapes[args[0]], attrs)
 
-    def forward(self, xp, ins, attrs, n):
+    def forward(self, xp, ins, attrs, n, out=None):
+        # (an assignment repeats the values as it copies them: ``np.broadcast_to`` would
+        # make a read-only view first, by Python code that costs more than the copy)
         view, target = attrs[0]
-        return xp.broadcast_to(ins[0].reshape((n,) + view), (n,) + target)
+        if out is None:
+            out = xp.empty((n,) + target, dtype=ins[0].dtype)
+        out[...] = ins[0].reshape((n,) + view)
+        return out
 
     def backward(self, xp, ins, out, g, attrs, n, needs):
         view, target = attrs[0]
-        summed = tuple(a + 1 for a, (v, t) in enumerate(zip(view, target)) if v != t)
+        summed = tuple([a + 1 for a, (v, t) in enumerate(zip(view, target)) if v != t])
         return [g.sum(axis=summed).reshape(ins[0].shape)]
 
 

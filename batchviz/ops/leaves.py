@@ -43,6 +43,9 @@ class Zeros(Op):
     def signature(self, graph, args, attrs, shape):
         return ("zeros", shape), ()
 
+    def memo_key(self, graph, args, attrs):
+        return (self, attrs)  # (the shape, which is the signature's)
+
     def forward(self, xp, ins, attrs, n):
         return xp.zeros((n,) + attrs[0], dtype=state.dtype)
 
@@ -100,10 +103,10 @@ def input(data, name=None):  # noqa: A001  (DyNet's and the paper's name)
 
 def zeros(shape):
     """A zero expression of ``shape`` (an int or a tuple), e.g. an RNN's initial state."""
-    if isinstance(shape, numbers.Integral):
-        shape = (int(shape),)
-    shape = tuple(int(d) for d in shape)
-    if any(d <= 0 for d in shape):
+    if type(shape) is not tuple and isinstance(shape, numbers.Integral):  # (a tuple skips
+        shape = (int(shape),)                              # the ABC's slow test)
+    shape = tuple([int(d) for d in shape])
+    if shape and min(shape) <= 0:
         raise ValueError(f"bv.zeros: dimensions must be positive, got {shape}")
     g = current_graph()
     return g.add(ZEROS, (), shape)

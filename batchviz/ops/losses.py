@@ -34,12 +34,20 @@ def _not_scalar(op, shapes):
         raise op.error("needs a vector or a matrix (normalised over its first axis), got a scalar")
 
 
-class Softmax(Op):
-    name = "softmax"
+class Normalised(Op):
+    """An op that normalises its argument over the first axis, whose shape it keeps."""
 
     def infer_shape(self, shapes, attrs):
         _not_scalar(self, shapes)
         return shapes[0]
+
+    def memo_key(self, graph, args, attrs):
+        """The argument's shape fixes the node's shape and signature (memoized)."""
+        return (self, graph.shapes[args[0]])
+
+
+class Softmax(Normalised):
+    name = "softmax"
 
     def forward(self, xp, ins, attrs, n):
         return xp.exp(_log_softmax(xp, ins[0]))
@@ -48,12 +56,8 @@ class Softmax(Op):
         return [out * (g - (g * out).sum(axis=1, keepdims=True))]
 
 
-class LogSoftmax(Op):
+class LogSoftmax(Normalised):
     name = "log_softmax"
-
-    def infer_shape(self, shapes, attrs):
-        _not_scalar(self, shapes)
-        return shapes[0]
 
     def forward(self, xp, ins, attrs, n):
         return _log_softmax(xp, ins[0])
@@ -62,7 +66,7 @@ class LogSoftmax(Op):
         return [g - xp.exp(out) * g.sum(axis=1, keepdims=True)]
 
 
-class Sparsemax(Op):
+class Sparsemax(Normalised):
     """The Euclidean projection of ``x`` onto the probability simplex (Martins & Astudillo,
     2016): ``max(x - tau, 0)``, with the threshold ``tau`` that makes it sum to 1, over the
     first axis as :class:`Softmax`. Unlike softmax it is exactly 0 outside a *support*.
@@ -73,10 +77,6 @@ class Sparsemax(Op):
     support ``s``: the gradient is ``g`` less its mean over the support, there, and 0 off it."""
 
     name = "sparsemax"
-
-    def infer_shape(self, shapes, attrs):
-        _not_scalar(self, shapes)
-        return shapes[0]
 
     def forward(self, xp, ins, attrs, n):
         x = ins[0]
@@ -340,14 +340,14 @@ _BINARY_LOG_LOSS = register(BinaryLogLoss())
 def softmax(x):
     """``exp(x) / sum(exp(x))`` over the first axis: probabilities that sum to 1 (of a
     vector, or of each column of a matrix)."""
-    return build(_SOFTMAX, (x,))
+    return build_memoized(_SOFTMAX, x, None)
 
 
 def log_softmax(x, allowed=None):
     """``log(softmax(x))`` over the first axis, computed without overflow. ``allowed``: the
     entries of a vector the softmax runs over; the others are ``-inf``."""
     if allowed is None:
-        return build(_LOG_SOFTMAX, (x,))
+        return build_memoized(_LOG_SOFTMAX, x, None)
     if isinstance(allowed, numbers.Integral) or any(
             not isinstance(i, numbers.Integral) for i in allowed):
         raise TypeError(f"log_softmax: allowed must be a list of ints, got {allowed!r}")

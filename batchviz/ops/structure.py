@@ -199,9 +199,9 @@ def pick_range(x, start, stop):
 def reshape(x, shape):
     """The same values in a new shape (an int or a tuple); one dimension may be -1, the
     size that the others leave, as in NumPy."""
-    if isinstance(shape, numbers.Integral):
-        shape = (int(shape),)
-    shape = tuple(int(d) for d in shape)
+    if type(shape) is not tuple and isinstance(shape, numbers.Integral):  # (the ABC's test
+        shape = (int(shape),)                      # is slow: a tuple, the usual, skips it)
+    shape = tuple([int(d) for d in shape])
     if -1 in shape and hasattr(x, "shape"):
         size, known = math.prod(x.shape), math.prod([d for d in shape if d != -1])
         if shape.count(-1) > 1 or known <= 0 or size % known:

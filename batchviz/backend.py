@@ -147,16 +147,14 @@ def constant(xp, value: float, like):
     return array
 
 
-def scatter_add(target, index, values):
-    """``target[index] += values`` where ``index`` may repeat, as one fused kernel; returns
-    the rows of ``index`` each once, in order, where it found them on the way (rows of a
-    matrix on NumPy, see :func:`_add_rows`), else None.
+def scatter_add(target, index, values) -> None:
+    """``target[index] += values`` where ``index`` may repeat, as one fused kernel.
 
     NumPy's and CuPy's ``add.at`` (one atomic-add kernel on the GPU) are the "dense-to-sparse"
     copy of the paper's App. B: gradients of gathered arguments go back where they came from."""
     if state.xp is np:
         if values.ndim >= 2 and len(index) > 1:
-            return _add_rows(target, index, values)
+            _add_rows(target, index, values)
         else:
             np.add.at(target, index, values)
     elif hasattr(state.xp.add, "at"):  # CuPy 13 and later
@@ -165,7 +163,6 @@ def scatter_add(target, index, values):
         import cupyx
 
         cupyx.scatter_add(target, index, values)
-    return None
 
 
 def erf(xp, x):
@@ -258,20 +255,17 @@ def _segment_sums_by_scatter(xp, rows, counts):
     return sums
 
 
-def _add_rows(target, rows, values):
+def _add_rows(target, rows, values) -> None:
     """``target[rows] += values`` for whole rows (a lookup table's gradient): sort the rows,
     sum the values of each distinct row with one ``add.reduceat``, add once per row. NumPy's
-    ``add.at`` handles repeats element by element and is about twice as slow here. Returns
-    the distinct rows, sorted (a table's sparse update needs them)."""
+    ``add.at`` handles repeats element by element and is about twice as slow here."""
     order = np.argsort(rows, kind="stable")
     sorted_rows = rows[order]
     first = np.empty(len(sorted_rows), dtype=bool)  # first of its row (not np.r_: 10 µs a call)
     first[0] = True
     np.not_equal(sorted_rows[1:], sorted_rows[:-1], out=first[1:])
     starts = np.flatnonzero(first)
-    distinct = sorted_rows[starts]
-    target[distinct] += np.add.reduceat(values[order], starts, axis=0)
-    return distinct
+    target[sorted_rows[starts]] += np.add.reduceat(values[order], starts, axis=0)
 
 
 def _init_from_environment() -> None:

@@ -142,7 +142,7 @@ class LookupBase(ParameterBase):
         super().__init__(model, shape, values, name)
         self._grad_rows = []       # index arrays of the rows added to; None: any row
         self._zeroed_grad = None   # the previous gradient, zeroed row by row, to reuse
-        self._unique_rows = None   # _added_rows(): found once, until rows are added again
+        self._unique_rows = None   # _added_rows(), once asked for, until rows are added
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -160,14 +160,11 @@ class LookupBase(ParameterBase):
         return self.grad_array(), False
 
     def add_to_rows(self, rows, values) -> None:
-        """``grad[rows] += values`` (``rows`` may repeat), remembering the rows. The scatter
-        may find them each once on its way (:func:`batchviz.backend.scatter_add`): after
-        the first addition since :meth:`zero_grad` these are the rows added to, and the
-        update needs no sort of its own to find them (one lookup batch a step is common)."""
-        distinct = backend.scatter_add(self._accumulator(), rows, values)
+        """``grad[rows] += values`` (``rows`` may repeat), remembering the rows."""
+        backend.scatter_add(self._accumulator(), rows, values)
         if self._grad_rows is not None:
-            self._unique_rows = distinct if not self._grad_rows else None
             self._grad_rows.append(rows)
+            self._unique_rows = None
 
     def rows_with_gradient(self):
         """The rows whose gradient is not zero, in order: looked for among the rows added
@@ -177,8 +174,8 @@ class LookupBase(ParameterBase):
             return xp.zeros(0, dtype=np.int64)
         if self._grad_rows is None:
             return xp.nonzero(xp.any(grad != 0, axis=1))[0]
-        added = self._added_rows()   # (``take``: a quicker gather than ``grad[added]``)
-        return added[(grad.take(added, axis=0) != 0).any(axis=1)]
+        added = self._added_rows()
+        return added[xp.any(grad[added] != 0, axis=1)]
 
     def squared_grad_norm(self):
         """As a dense parameter's, over the rows added to when they are known: the other
@@ -186,7 +183,7 @@ class LookupBase(ParameterBase):
         too, takes the norm of a lookup table's gradient over its updated rows)."""
         if self._grad_rows is None:
             return super().squared_grad_norm()
-        added = self._grad.take(self._added_rows(), axis=0).reshape(-1)
+        added = self._grad[self._added_rows()].reshape(-1)
         return state.xp.dot(added, added)
 
     def zero_grad(self) -> None:

@@ -366,21 +366,3 @@ def test_adam_update_leaves_the_gradient_alone():
     want = v0 - 0.01 * (0.1 * gs) / (np.sqrt(0.001 * gs * gs) + 1e-8)
     np.testing.assert_allclose(values, want, rtol=1e-5)
 
-
-def test_a_table_added_to_once_knows_its_rows_from_the_scatter(monkeypatch):
-    """A step that adds to a table once (a lookup batch) finds the rows each once in the
-    scatter itself, so the update sorts nothing more; a second addition needs the union."""
-    bv.set_backend("numpy")   # (the scatter that finds them is NumPy's)
-    model, W, E = quadratic_model()
-    E.add_to_rows(np.array([2, 0, 2]), np.ones((3, 3), dtype=E.array.dtype))
-
-    def forbidden(*args, **kwargs):
-        raise AssertionError("the rows were sorted again")
-
-    monkeypatch.setattr(np, "unique", forbidden)
-    np.testing.assert_array_equal(rows_with_gradient(E), [0, 2])
-    assert float(E.squared_grad_norm()) == pytest.approx(float((E.grad ** 2).sum()))
-    monkeypatch.undo()
-    E.add_to_rows(np.array([3, 0]), np.ones((2, 3), dtype=E.array.dtype))
-    np.testing.assert_array_equal(rows_with_gradient(E), [0, 2, 3])
-    np.testing.assert_array_equal(E.grad[:, 0], [2.0, 0.0, 2.0, 1.0])

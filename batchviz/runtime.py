@@ -126,6 +126,7 @@ class Graph(LazyGraph):
         self.run_ends: list = []    # per plan: how many nodes had run once it had run
         self.decision_logs: list = []  # per plan: the strategy's decisions (with ``record``)
         self.batch_runs: list = []  # per batch of every plan: what its backward run needs
+        self._stopped_arena = None  # the arena of a run that stopped with an error
         self.last_stats = None
         #: compute every node's gradient, constants' too, and keep them for
         #: :meth:`gradient_of` (DyNet's ``backward(full=True)``); set before the forward run
@@ -137,6 +138,8 @@ class Graph(LazyGraph):
         self.check_alive()
         if self.n_evaluated == len(self.ops):
             return
+        if self._stopped_arena is not None:
+            self._forget_runs(self._stopped_arena, len(self.batch_runs))
         h2d, d2h, t0 = state.host_to_device, state.device_to_host, time.perf_counter()
         view = PendingView(self)
         if self.record:
@@ -144,10 +147,19 @@ class Graph(LazyGraph):
         else:
             batches, log = schedule(self.strategy, view), None
         t1 = time.perf_counter()
-        run = plan(self, batches, self.layout, self.n_evaluated, self.keep_gradients)
-        t2 = time.perf_counter()
-        with reporting(self, "forward"), BLAS_THREADS.for_pass():
-            execute_forward(self, run, self.arenas, state.xp)  # (onto self.batch_runs)
+        arena, first_batch = len(self.layout.bases), len(self.batch_runs)
+        try:
+            run = plan(self, batches, self.layout, self.n_evaluated, self.keep_gradients)
+            t2 = time.perf_counter()
+            with reporting(self, "forward"), BLAS_THREADS.for_pass():
+                execute_forward(self, run, self.arenas, state.xp)  # (onto self.batch_runs)
+        except BaseException:
+            # a run that stopped (a NumericsError, say) ran none of its batches for later
+            # runs to read; its plan stays in the layout, where the error's batch number
+            # points, until the next run forgets it
+            del self.batch_runs[first_batch:]
+            self._stopped_arena = arena
+            raise
         self.plans.append(run)
         self.decision_logs.append(log)
         self.n_evaluated = len(self.ops)
@@ -228,7 +240,7 @@ class Graph(LazyGraph):
             self.attrs[node] = data
         self.arenas.release()
         self.layout, self.plans, self.run_ends, self.batch_runs = Layout(), [], [], []
-        self.decision_logs = []
+        self.decision_logs, self._stopped_arena = [], None
         self.n_evaluated, self._gradients = 0, None
 
     def _cut(self, nodes: int, signatures: int) -> None:
@@ -245,11 +257,20 @@ class Graph(LazyGraph):
         kept = bisect_right(self.run_ends, nodes)  # the runs that ended at the mark or before
         first_batch = sum(len(run.batches) for run in self.plans[:kept])
         self.n_evaluated = self.run_ends[kept - 1] if kept else 0
-        self.layout.truncate(self.plans[kept].arena, first_batch, self.n_evaluated)
-        self.arenas.release(self.plans[kept].arena)
-        del self.plans[kept:], self.run_ends[kept:], self.batch_runs[first_batch:]
-        del self.decision_logs[kept:]
+        self._forget_runs(self.plans[kept].arena, first_batch)
+        del self.plans[kept:], self.run_ends[kept:], self.decision_logs[kept:]
         self._gradients = None  # (laid out like the forgotten arenas too)
+
+    def _forget_runs(self, arena: int, first_batch: int) -> None:
+        """Forget the runs from arena ``arena`` and batch ``first_batch`` on: their layout,
+        their memory and what their batches ran (the nodes from ``n_evaluated`` on run again
+        with the next forward run): runs cut back, or one that stopped with an error (see
+        :meth:`forward`)."""
+        if arena < len(self.layout.bases):  # (its arena was laid out)
+            self.layout.truncate(arena, first_batch, self.n_evaluated)
+        self.arenas.release(arena)
+        del self.batch_runs[first_batch:]
+        self._stopped_arena = None
 
     def finish(self, because: str = "by graph.finish()") -> None:
         """End the graph: its expressions can no longer be used, and its memory is freed."""

@@ -147,3 +147,28 @@ def test_backward_overflow_in_a_shared_weights_summed_gradient(model):
                            r"gradient of parameter W \(#\d+\), summed over the batches") as caught:
             loss.backward()
     assert caught.value.node == graph.param_node[W] and caught.value.pass_ == "backward"
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_run_that_stopped_leaves_the_graph_usable(strategy):
+    """A forward run stopped by the check keeps its plan for the error's batch number to
+    point into, and ran nothing that a later run reads: asked again, the graph stops at
+    the same node of the same batch; reverted to before the bad node, it runs and
+    backpropagates as a graph that never failed."""
+    with bv.check_numerics(), bv.Graph(strategy) as graph:
+        x = bv.input(np.array([2.0, 3.0, 4.0]))
+        healthy = bv.tanh(x)
+        graph.checkpoint()
+        bad = bv.sum_elems(bv.log(bv.neg(healthy)))
+        errors = []
+        for _ in range(2):
+            with pytest.raises(bv.NumericsError) as caught:
+                bad.value()
+            errors.append((caught.value.node, caught.value.batch, str(caught.value)))
+            assert graph.layout.batch_of[caught.value.node] == caught.value.batch
+        assert errors[0] == errors[1]
+        graph.revert()
+        loss = bv.sum_elems(healthy * healthy)
+        assert loss.value() == pytest.approx(float((np.tanh([2.0, 3.0, 4.0]) ** 2).sum()))
+        loss.backward()
+        assert len(graph.batch_runs) == len(graph.layout.batches)

@@ -120,7 +120,7 @@ def _untouched_targets(batches, batch, run, grads, reached, gradients, xp) -> li
     """Per argument position, where its gradient goes if no gradient has reached there yet,
     else None: a view read of arguments that one batch computed, a batch that nothing has
     added to so far (its gradient is zeros), shaped like the kernel's block (that batch's
-    own gradient array, :func:`_gradient_block`, where the read takes all of its outputs).
+    own gradient array, ``_gradient_block``, where the read takes all of its outputs).
     Handing one out marks that batch reached: another position of the same batch (which
     the kernel may not write) then finds it taken and adds, as every read does."""
     reads, needs, origins, blocks = batch.reads, batch.needs, batch.origins, run.ins
@@ -150,7 +150,7 @@ def _untouched_targets(batches, batch, run, grads, reached, gradients, xp) -> li
 def add_gradient(graph, grads, read, grad, index, xp, whole=None) -> bool:
     """Add one argument position's gradient to where its arguments live, as ``read`` read
     them (``index``: what a copy gathered with; ``whole``: the gradient array of the batch
-    whose outputs it read whole, see :func:`_gradient_block`, else None). The kinds are
+    whose outputs it read whole, see ``_gradient_block``, else None). The kinds are
     told apart as :func:`~batchviz.execute.forward.read_block` tells them. Returns whether
     the gradient went back through a copy's index or piece by piece (the reads that
     copied forward)."""

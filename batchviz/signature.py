@@ -107,8 +107,9 @@ _fixed_ids: tuple = (None, 0, {})
 #: (attributes only through the blocks they keep); tables of different graphs share them.
 #: A program that builds a graph per instance (a tree, a sentence) interns the same
 #: signatures in every graph, its parameters' nodes and its layers' shared weights at the
-#: same node ids: an info made once and checked once is then a dict lookup. (Emptied when it grows past
-#: ``_INFOS_KEPT``, which a program whose node ids vary from graph to graph may reach.)
+#: same node ids: an info made once and checked once is then a dict lookup. (Emptied when
+#: it grows past ``_INFOS_KEPT``, which a program whose node ids vary from graph to graph
+#: may reach.)
 _INFOS: dict[tuple, SignatureInfo] = {}
 _INFOS_KEPT = 20000
 

@@ -104,11 +104,12 @@ def activate_gates_(xp, sigmoid_gates, u) -> None:
     tanh on ``u`` (the candidate).
 
     The sigmoid is the ``logistic`` op's own rule, ``elementwise.logistic_values``
-    (``0.5 tanh(x / 2) + 0.5``): one rule for every sigmoid of the library, and one that never overflows (``1 / (1 + exp(-x))`` does, for x < -88 in
-    float32), so no error state of NumPy has to be entered at every step, and its
-    operations take 0-d constants, where the other form scaled ``u``'s block by per-gate
-    arrays that NumPy broadcasts at a cost of its own. (NumPy's float32 ``tanh`` is
-    also faster than its ``exp`` followed by a division.)"""
+    (``0.5 tanh(x / 2) + 0.5``): one rule for every sigmoid of the library, and one that
+    never overflows (``1 / (1 + exp(-x))`` does, for x < -88 in float32, and a forward
+    pass reports NumPy's overflow warnings), so no error state of NumPy has to be entered
+    at every step; its operations take 0-d constants, where per-gate scale arrays would
+    be broadcast by NumPy at a cost of their own. (NumPy's float32 ``tanh`` is also faster
+    than its ``exp`` followed by a division.)"""
     logistic_values(xp, sigmoid_gates, sigmoid_gates)
     xp.tanh(u, out=u)
 

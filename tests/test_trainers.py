@@ -366,3 +366,18 @@ def test_adam_update_leaves_the_gradient_alone():
     want = v0 - 0.01 * (0.1 * gs) / (np.sqrt(0.001 * gs * gs) + 1e-8)
     np.testing.assert_allclose(values, want, rtol=1e-5)
 
+
+
+def test_a_dynet_trainer_without_a_rule_says_so():
+    """A DyNet trainer subclass that defines neither ``rule`` nor ``scaled_rule`` raises
+    NotImplementedError naming itself (the two default to each other)."""
+    import batchviz.dynet as dy
+
+    class NoRule(dy.Trainer):
+        pass
+
+    m = dy.ParameterCollection()
+    trainer = NoRule(m, 0.1)
+    values = np.zeros(3, dtype=np.float32)
+    with pytest.raises(NotImplementedError, match="NoRule defines neither rule"):
+        trainer.scaled_rule(values, np.ones(3, dtype=np.float32), 1.0, [])

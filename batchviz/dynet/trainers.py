@@ -7,12 +7,11 @@ norm that is NaN or infinite stops the update with DyNet's error, "Magnitude of 
 is bad", before any parameter changes. An update applies the rule to every parameter of
 the collection whose ``is_updated()`` is true and clears its gradient. A lookup table is
 updated row by row, only on the rows that got a gradient, when sparse updates are on
-(DyNet's default; ``set_sparse_updates(False)`` updates whole tables, which changes the
-result for the rules with state, such as Adam).
+(DyNet's default; ``set_sparse_updates(False)`` updates whole tables: another result for
+rules with state, such as Adam's).
 
-``EGTrainer`` (:mod:`.eg_trainer`) is the odd one: its rule keeps every parameter a
-probability distribution (each row of a table one distribution), for parameters that are
-weights of a mixture.
+``EGTrainer`` (:mod:`.eg_trainer`) is the odd one: its rule keeps every parameter (each
+row of a table) a probability distribution, for the weights of a mixture.
 """
 from __future__ import annotations
 
@@ -244,12 +243,13 @@ class Trainer(BatchvizTrainer):
 
     def rule(self, values, g, slots) -> None:
         """The rule (a subclass defines it or :meth:`scaled_rule`) for the gradient ``g``."""
+        if type(self).scaled_rule is Trainer.scaled_rule:  # (neither: no endless recursion)
+            raise NotImplementedError(f"{self.whoami()} defines neither rule nor scaled_rule")
         self.scaled_rule(values, g, 1.0, slots)
 
     def scaled_rule(self, values, grad, scale, slots) -> None:
-        """:meth:`rule` for the gradient ``grad * scale``, scaled in place (it is cleared
-        after the update); Adam's rule takes the clipping scale into its constants instead,
-        as DyNet's rules take ``gscale``, which saves that pass over the gradient."""
+        """:meth:`rule` for ``grad * scale``, ``grad`` scaled in place (it is cleared after the
+        update). Adam's takes the scale into its constants instead, as DyNet's ``gscale``."""
         self.rule(values, scaled(grad, scale, out=grad), slots)
 
 
